@@ -1,0 +1,281 @@
+/* wirekit common layer: error model, step-call buffers, cursor, varints, hashes, B64A.
+ *
+ * Everything here depends on nothing but libc. Protocol modules include this header; it never
+ * includes theirs. Nothing in the library prints, aborts or does I/O.
+ *
+ * The step-call shape (zstd's {ptr,size,pos} buffers): every streaming decoder and encoder takes
+ * a wk_in and/or wk_out view owned by the caller and only moves `pos`. A step returns a
+ * wk_result saying what it needs next; on WK_ERROR the wk_error it was given says what and where.
+ */
+#ifndef WIREKIT_COMMON_H
+#define WIREKIT_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WK_VERSION_MAJOR 0
+#define WK_VERSION_MINOR 1
+#define WK_VERSION_PATCH 0
+#define WK_VERSION_STRING "0.1.0"
+
+/* Returns the library's version string (static storage). */
+const char *wk_version(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * Errors
+ * ------------------------------------------------------------------------------------------- */
+
+/* Who is at fault. */
+typedef enum wk_category {
+    WK_CAT_NONE = 0,
+    WK_CAT_PEER_PROTOCOL, /* the peer sent bad bytes (or too few of them) */
+    WK_CAT_INTEGRATION,   /* local misuse or local inability (memory, backend failure) */
+    WK_CAT_TRANSPORT,     /* the carrier failed */
+    WK_CAT_USAGE          /* a user-supplied argument is invalid */
+} wk_category;
+
+/* Stable error numbers, in ranges per module: common 1-99, iltp 100-299, eth 300-499,
+ * moqt 500-699, colloq 700-899, host 900-999. Numbers never change once released; new codes are
+ * appended to their range. The name of each (wk_error_name) is the spec's vocabulary where the
+ * spec has one. */
+typedef enum wk_code {
+    WK_OK = 0,
+
+    /* common */
+    WK_ERR_NOMEM = 1,        /* an allocation failed or would exceed its configured bound */
+    WK_ERR_ARG = 2,          /* invalid argument from the calling code */
+    WK_ERR_STATE = 3,        /* call not valid in the object's current state */
+    WK_ERR_BACKEND = 4,      /* a backend library failed for a local reason */
+    WK_ERR_USAGE = 5,        /* invalid user-supplied option or value */
+    WK_ERR_B64A_LENGTH = 10, /* B64A text has a length no byte string encodes to */
+    WK_ERR_B64A_ALPHABET = 11, /* B64A text has a character outside the alphabet */
+    WK_ERR_B64A_TAIL = 12,   /* B64A text's last character has nonzero unused bits */
+
+    /* iltp: stream encoding (Lace-065) */
+    WK_ERR_ILTP_DEFLATE_MALFORMED = 100, /* deflate12c data is not valid RFC 1951 */
+    WK_ERR_ILTP_DEFLATE_REFERENCE = 101, /* deflate12c back-reference reaches before the history */
+    WK_ERR_ILTP_ZSTD_MALFORMED = 102,    /* zstd20c block data invalid or reference unresolvable */
+    WK_ERR_ILTP_ZSTD_HEADER = 103,       /* zstd20c frame header descriptor is not 00 */
+    WK_ERR_ILTP_ZSTD_WINDOW = 104,       /* zstd20c declared window above 2^20 */
+    WK_ERR_ILTP_AFTER_END_MARK = 105,    /* byte after the end mark does not begin a raw preface */
+    WK_ERR_ILTP_TRUNCATED = 106,         /* input ended before the end mark / inside an item */
+    WK_ERR_ILTP_ENCODE = 107,            /* local inability to encode */
+    WK_ERR_ILTP_TOKEN = 110,             /* offer token not [a-z][a-z0-9]{0,31} */
+    WK_ERR_ILTP_OFFER = 111,             /* offer list empty, duplicate token, or lists identity */
+    WK_ERR_ILTP_PREFACE = 112,           /* preface syntax invalid */
+    WK_ERR_ILTP_VERSION = 113,           /* preface of an unsupported version / other form */
+    WK_ERR_ILTP_NONCE = 114,             /* nonce not canonical B64A of 32 nonzero bytes */
+    WK_ERR_ILTP_PREFACE_TOO_LONG = 115,  /* preface longer than 1024 bytes */
+
+    WK_CODE_LIMIT_ = 1000
+} wk_code;
+
+/* One error. `offset` is the byte offset in the input the error refers to (where the bad byte
+ * is, or where input ended), valid when has_offset is true. `msg` is a short human message
+ * without the name or the offset. */
+typedef struct wk_error {
+    wk_code code;
+    wk_category category;
+    bool has_offset;
+    uint64_t offset;
+    char msg[120];
+} wk_error;
+
+/* Stable name of a code, e.g. "ILTP_ERR_ZSTD_HEADER" (static storage; "WK_ERR_UNKNOWN" for
+ * a number that is not a code). */
+const char *wk_error_name(wk_code code);
+/* One-line description of a code (static storage). */
+const char *wk_strerror(wk_code code);
+/* The category a code belongs to. */
+wk_category wk_code_category(wk_code code);
+/* Name of a category: "PeerProtocol", "Integration", "Transport", "Usage" or "None". */
+const char *wk_category_name(wk_category cat);
+/* True for codes that mean "the input ended early" (CLI exit status 3). */
+bool wk_code_is_truncation(wk_code code);
+
+/* Sets *err (if non-NULL) to code, its category, the offset (pass WK_NO_OFFSET for none) and a
+ * printf-style message. Returns code, so `return wk_error_set(...)` works. */
+#define WK_NO_OFFSET UINT64_MAX
+wk_code wk_error_set(wk_error *err, wk_code code, uint64_t offset, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+/* Clears *err to WK_OK. */
+void wk_error_clear(wk_error *err);
+/* Formats "NAME at offset N: message" (or "NAME: message") into buf (always NUL-terminated,
+ * truncated to cap). Returns buf. */
+char *wk_error_format(const wk_error *err, char *buf, size_t cap);
+
+/* ---------------------------------------------------------------------------------------------
+ * Step-call buffers and results
+ * ------------------------------------------------------------------------------------------- */
+
+/* Input view: bytes src[pos..size) are unread. Owned by the caller; a step only advances pos. */
+typedef struct wk_in {
+    const uint8_t *src;
+    size_t size;
+    size_t pos;
+} wk_in;
+
+/* Output view: bytes dst[pos..size) are free. Owned by the caller; a step only advances pos. */
+typedef struct wk_out {
+    uint8_t *dst;
+    size_t size;
+    size_t pos;
+} wk_out;
+
+/* What a step call reports. Every call either makes progress or says what it needs. */
+typedef enum wk_result {
+    WK_ERROR = -1,      /* failed: see the wk_error; the object stays failed until reset */
+    WK_DONE = 0,        /* the requested operation is complete */
+    WK_NEED_INPUT = 1,  /* all input consumed; call again with more (or finish at EOF) */
+    WK_NEED_OUTPUT = 2  /* the output view is full; call again with room */
+} wk_result;
+
+/* ---------------------------------------------------------------------------------------------
+ * Allocator: backends (zlib, libzstd) allocate through this, so memory can be counted and capped.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct wk_allocator {
+    void *(*alloc)(void *opaque, size_t size); /* NULL on failure */
+    void (*free)(void *opaque, void *ptr);
+    void *opaque;
+} wk_allocator;
+
+/* A counting allocator with an optional cap: `current`, `peak` are bytes in use; an allocation
+ * that would take current above `limit` (0 = no limit) fails. Use wk_counting_allocator(&c) to get
+ * a wk_allocator bound to it. The counter must outlive every object allocated through it. */
+typedef struct wk_alloc_counter {
+    size_t current;
+    size_t peak;
+    size_t limit;
+    uint64_t count; /* number of successful allocations */
+} wk_alloc_counter;
+wk_allocator wk_counting_allocator(wk_alloc_counter *counter);
+
+/* ---------------------------------------------------------------------------------------------
+ * BLAKE3 (hash, keyed hash, derive key, extended output). Written here: no Debian package ships
+ * it. The hasher is a plain struct the caller owns; it never allocates.
+ * ------------------------------------------------------------------------------------------- */
+#define WK_BLAKE3_OUT_LEN 32
+#define WK_BLAKE3_KEY_LEN 32
+#define WK_BLAKE3_BLOCK_LEN 64
+#define WK_BLAKE3_CHUNK_LEN 1024
+#define WK_BLAKE3_MAX_DEPTH 54
+
+typedef struct wk_blake3_hasher {
+    uint32_t key[8];
+    /* current chunk state */
+    uint32_t cv[8];
+    uint64_t chunk_counter;
+    uint8_t buf[WK_BLAKE3_BLOCK_LEN];
+    uint8_t buf_len;
+    uint8_t blocks_compressed;
+    uint8_t flags;
+    /* chaining-value stack of completed subtrees */
+    uint8_t cv_stack_len;
+    uint8_t cv_stack[(WK_BLAKE3_MAX_DEPTH + 1) * WK_BLAKE3_OUT_LEN];
+} wk_blake3_hasher;
+
+/* Initializes *h for the plain hash. */
+void wk_blake3_init(wk_blake3_hasher *h);
+/* Initializes *h for the keyed hash with the 32-byte key (copied). */
+void wk_blake3_init_keyed(wk_blake3_hasher *h, const uint8_t key[WK_BLAKE3_KEY_LEN]);
+/* Initializes *h for key derivation with a context string of ctx_len bytes (hashed, not kept). */
+void wk_blake3_init_derive_key(wk_blake3_hasher *h, const void *ctx, size_t ctx_len);
+/* Absorbs len bytes of data (not kept). May be called any number of times. */
+void wk_blake3_update(wk_blake3_hasher *h, const void *data, size_t len);
+/* Writes out_len bytes of output starting at byte `seek` of the extended output stream. Does not
+ * modify *h: more input may follow, and finalize may be called again. */
+void wk_blake3_finalize_seek(const wk_blake3_hasher *h, uint64_t seek, uint8_t *out, size_t out_len);
+/* Same as finalize_seek with seek 0. */
+void wk_blake3_finalize(const wk_blake3_hasher *h, uint8_t *out, size_t out_len);
+/* One-shot plain hash of len bytes into 32 bytes. */
+void wk_blake3(const void *data, size_t len, uint8_t out[WK_BLAKE3_OUT_LEN]);
+
+/* ---------------------------------------------------------------------------------------------
+ * B64A: the 64-character alphabet in ASCII order, RFC 4648 bit packing, no padding.
+ * ------------------------------------------------------------------------------------------- */
+
+/* Number of characters B64A gives for n bytes: ceil(8n/6). */
+size_t wk_b64a_encoded_len(size_t n);
+/* Encodes n bytes from src into dst, which must hold wk_b64a_encoded_len(n) bytes (no NUL is
+ * written). Returns the number of characters written. */
+size_t wk_b64a_encode(const uint8_t *src, size_t n, char *dst);
+/* Strictly decodes len characters of text into dst (capacity dst_cap). Rejects a character outside
+ * the alphabet (WK_ERR_B64A_ALPHABET, offset = its index), a length no byte string encodes to
+ * (WK_ERR_B64A_LENGTH) and nonzero unused tail bits (WK_ERR_B64A_TAIL, offset = last index).
+ * On success stores the decoded length in *out_len and returns WK_OK. dst_cap smaller than the
+ * decoded length is WK_ERR_ARG. */
+wk_code wk_b64a_decode(const char *text, size_t len, uint8_t *dst, size_t dst_cap, size_t *out_len,
+                       wk_error *err);
+
+/* ---------------------------------------------------------------------------------------------
+ * Cursor: a {p, end} reader with checked reads. Every read checks the length first; on a short
+ * read nothing is consumed and the read returns false.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct wk_cursor {
+    const uint8_t *start;
+    const uint8_t *p;
+    const uint8_t *end;
+} wk_cursor;
+
+static inline wk_cursor wk_cursor_make(const void *data, size_t len)
+{
+    wk_cursor c;
+    c.start = (const uint8_t *)data;
+    c.p = c.start;
+    c.end = c.start + len;
+    return c;
+}
+/* Bytes left. */
+static inline size_t wk_cursor_left(const wk_cursor *c) { return (size_t)(c->end - c->p); }
+/* Offset of the next byte from the start. */
+static inline size_t wk_cursor_offset(const wk_cursor *c) { return (size_t)(c->p - c->start); }
+/* Reads one byte. */
+static inline bool wk_cursor_u8(wk_cursor *c, uint8_t *v)
+{
+    if (c->p >= c->end) return false;
+    *v = *c->p++;
+    return true;
+}
+/* Borrows n bytes: *out points into the cursor's buffer. */
+static inline bool wk_cursor_take(wk_cursor *c, size_t n, const uint8_t **out)
+{
+    if ((size_t)(c->end - c->p) < n) return false;
+    *out = c->p;
+    c->p += n;
+    return true;
+}
+/* Reads a big-endian unsigned integer of n (1..8) bytes. */
+static inline bool wk_cursor_be(wk_cursor *c, unsigned n, uint64_t *v)
+{
+    if (n == 0 || n > 8 || (size_t)(c->end - c->p) < n) return false;
+    uint64_t x = 0;
+    for (unsigned i = 0; i < n; i++) x = (x << 8) | c->p[i];
+    c->p += n;
+    *v = x;
+    return true;
+}
+
+/* Writes big-endian v as n bytes to dst. */
+static inline void wk_put_be(uint8_t *dst, uint64_t v, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) dst[n - 1 - i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Hex helpers for tests, CLI and messages. wk_hex_encode writes 2n chars plus a NUL into dst.
+ * wk_hex_decode accepts upper or lower case, returns the byte count or -1 on bad input or when
+ * the result would exceed cap. */
+void wk_hex_encode(const uint8_t *src, size_t n, char *dst);
+long wk_hex_decode(const char *text, size_t len, uint8_t *dst, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

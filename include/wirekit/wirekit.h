@@ -1,0 +1,6 @@
+/* wirekit umbrella header. */
+#ifndef WIREKIT_H
+#define WIREKIT_H
+#include <wirekit/common.h>
+#include <wirekit/iltp.h>
+#endif

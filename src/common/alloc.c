@@ -1,0 +1,38 @@
+/* Counting allocator. Each block carries a 16-byte header holding its size so that free can
+ * account for it (backends free without telling the size). */
+#include <wirekit/common.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HDR 16
+
+static void *count_alloc(void *opaque, size_t size)
+{
+    wk_alloc_counter *c = opaque;
+    if (size > SIZE_MAX - HDR) return NULL;
+    if (c->limit && (size > c->limit || c->current > c->limit - size)) return NULL;
+    unsigned char *p = malloc(size + HDR);
+    if (!p) return NULL;
+    memcpy(p, &size, sizeof size);
+    c->current += size;
+    if (c->current > c->peak) c->peak = c->current;
+    c->count++;
+    return p + HDR;
+}
+
+static void count_free(void *opaque, void *ptr)
+{
+    wk_alloc_counter *c = opaque;
+    if (!ptr) return;
+    unsigned char *p = (unsigned char *)ptr - HDR;
+    size_t size;
+    memcpy(&size, p, sizeof size);
+    c->current -= size;
+    free(p);
+}
+
+wk_allocator wk_counting_allocator(wk_alloc_counter *counter)
+{
+    wk_allocator a = {count_alloc, count_free, counter};
+    return a;
+}

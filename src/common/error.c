@@ -1,0 +1,131 @@
+/* The error model: one table of every code with its stable name, category and description. */
+#include <wirekit/common.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct code_info {
+    wk_code code;
+    const char *name;
+    wk_category cat;
+    bool truncation;
+    const char *text;
+} code_info;
+
+#define PEER WK_CAT_PEER_PROTOCOL
+#define INTEG WK_CAT_INTEGRATION
+static const code_info table[] = {
+    {WK_OK, "WK_OK", WK_CAT_NONE, false, "no error"},
+    {WK_ERR_NOMEM, "WK_ERR_NOMEM", INTEG, false, "out of memory or over the memory bound"},
+    {WK_ERR_ARG, "WK_ERR_ARG", INTEG, false, "invalid argument"},
+    {WK_ERR_STATE, "WK_ERR_STATE", INTEG, false, "call not valid in this state"},
+    {WK_ERR_BACKEND, "WK_ERR_BACKEND", INTEG, false, "backend library failure"},
+    {WK_ERR_USAGE, "WK_ERR_USAGE", WK_CAT_USAGE, false, "invalid option or value"},
+    {WK_ERR_B64A_LENGTH, "B64A_ERR_LENGTH", PEER, false, "B64A text has an impossible length"},
+    {WK_ERR_B64A_ALPHABET, "B64A_ERR_ALPHABET", PEER, false, "character outside the B64A alphabet"},
+    {WK_ERR_B64A_TAIL, "B64A_ERR_TAIL", PEER, false, "B64A tail bits are not zero"},
+
+    {WK_ERR_ILTP_DEFLATE_MALFORMED, "ILTP_ERR_DEFLATE_MALFORMED", PEER, false,
+     "deflate12c data is malformed"},
+    {WK_ERR_ILTP_DEFLATE_REFERENCE, "ILTP_ERR_DEFLATE_REFERENCE", PEER, false,
+     "deflate12c back-reference cannot be resolved"},
+    {WK_ERR_ILTP_ZSTD_MALFORMED, "ILTP_ERR_ZSTD_MALFORMED", PEER, false,
+     "zstd20c data is malformed or references unresolvable history"},
+    {WK_ERR_ILTP_ZSTD_HEADER, "ILTP_ERR_ZSTD_HEADER", PEER, false,
+     "zstd20c frame header descriptor is not 00"},
+    {WK_ERR_ILTP_ZSTD_WINDOW, "ILTP_ERR_ZSTD_WINDOW", PEER, false,
+     "zstd20c declared window exceeds 2^20 bytes"},
+    {WK_ERR_ILTP_AFTER_END_MARK, "ILTP_ERR_AFTER_END_MARK", PEER, false,
+     "bytes after the end mark do not begin a raw preface"},
+    {WK_ERR_ILTP_TRUNCATED, "ILTP_ERR_TRUNCATED", PEER, true, "input ended early"},
+    {WK_ERR_ILTP_ENCODE, "ILTP_ERR_ENCODE", INTEG, false, "local inability to encode"},
+    {WK_ERR_ILTP_TOKEN, "ILTP_ERR_TOKEN", PEER, false, "invalid encoding token"},
+    {WK_ERR_ILTP_OFFER, "ILTP_ERR_OFFER", PEER, false, "invalid offer list"},
+    {WK_ERR_ILTP_PREFACE, "ILTP_ERR_PREFACE", PEER, false, "invalid preface"},
+    {WK_ERR_ILTP_VERSION, "ILTP_ERR_VERSION", PEER, false, "unsupported version"},
+    {WK_ERR_ILTP_NONCE, "ILTP_ERR_NONCE", PEER, false, "invalid nonce"},
+    {WK_ERR_ILTP_PREFACE_TOO_LONG, "ILTP_ERR_PREFACE_TOO_LONG", PEER, false,
+     "preface longer than 1024 bytes"},
+};
+#undef PEER
+#undef INTEG
+
+static const code_info *lookup(wk_code code)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i].code == code) return &table[i];
+    return NULL;
+}
+
+const char *wk_version(void) { return WK_VERSION_STRING; }
+
+const char *wk_error_name(wk_code code)
+{
+    const code_info *c = lookup(code);
+    return c ? c->name : "WK_ERR_UNKNOWN";
+}
+
+const char *wk_strerror(wk_code code)
+{
+    const code_info *c = lookup(code);
+    return c ? c->text : "unknown error code";
+}
+
+wk_category wk_code_category(wk_code code)
+{
+    const code_info *c = lookup(code);
+    return c ? c->cat : WK_CAT_INTEGRATION;
+}
+
+bool wk_code_is_truncation(wk_code code)
+{
+    const code_info *c = lookup(code);
+    return c && c->truncation;
+}
+
+const char *wk_category_name(wk_category cat)
+{
+    switch (cat) {
+    case WK_CAT_PEER_PROTOCOL: return "PeerProtocol";
+    case WK_CAT_INTEGRATION: return "Integration";
+    case WK_CAT_TRANSPORT: return "Transport";
+    case WK_CAT_USAGE: return "Usage";
+    default: return "None";
+    }
+}
+
+wk_code wk_error_set(wk_error *err, wk_code code, uint64_t offset, const char *fmt, ...)
+{
+    if (!err) return code;
+    err->code = code;
+    err->category = wk_code_category(code);
+    err->has_offset = offset != WK_NO_OFFSET;
+    err->offset = err->has_offset ? offset : 0;
+    err->msg[0] = 0;
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    } else {
+        snprintf(err->msg, sizeof err->msg, "%s", wk_strerror(code));
+    }
+    return code;
+}
+
+void wk_error_clear(wk_error *err)
+{
+    if (err) memset(err, 0, sizeof *err);
+}
+
+char *wk_error_format(const wk_error *err, char *buf, size_t cap)
+{
+    if (!cap) return buf;
+    const char *msg = err->msg[0] ? err->msg : wk_strerror(err->code);
+    if (err->has_offset)
+        snprintf(buf, cap, "%s at offset %llu: %s", wk_error_name(err->code),
+                 (unsigned long long)err->offset, msg);
+    else
+        snprintf(buf, cap, "%s: %s", wk_error_name(err->code), msg);
+    return buf;
+}
