@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the build into a temporary prefix and builds a consumer with pkg-config against both
+# the shared and the static library: the public headers, wirekit.pc and the install rules.
+set -euo pipefail
+build=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+pc=$(find "$tmp/prefix" -name wirekit.pc | head -n1)
+export PKG_CONFIG_PATH=$(dirname "$pc")
+test -f "$tmp/prefix/include/wirekit/wirekit.h"
+test -x "$tmp/prefix/bin/wirekit"
+ls "$tmp/prefix"/lib*/libwirekit.so.0* >/dev/null
+cat > "$tmp/consumer.c" <<'C'
+#include <wirekit/wirekit.h>
+#include <stdio.h>
+#include <string.h>
+int main(void)
+{
+    uint8_t h[32];
+    wk_blake3(wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN, h);
+    char hex[65];
+    wk_hex_encode(h, 32, hex);
+    printf("%s %s\n", wk_version(), hex);
+    return strcmp(hex, "eb56b8cfb9f118671f72c2b391e8a39fa2dfe57bd3af49613047851847e545fd") != 0;
+}
+C
+cc -std=c17 -Wall -Wextra -Werror "$tmp/consumer.c" -o "$tmp/consumer_shared" $(pkg-config --cflags --libs wirekit)
+LD_LIBRARY_PATH=$(dirname "$(ls "$tmp/prefix"/lib*/libwirekit.so | head -n1)") "$tmp/consumer_shared"
+cc -std=c17 -Wall -Wextra -Werror "$tmp/consumer.c" -o "$tmp/consumer_static" $(pkg-config --cflags wirekit) \
+   "$(ls "$tmp/prefix"/lib*/libwirekit.a | head -n1)" $(pkg-config --libs --static wirekit | sed 's/-lwirekit//')
+"$tmp/consumer_static"
+echo "install: 2 passed, 0 failed"
