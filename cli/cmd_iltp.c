@@ -28,6 +28,7 @@ static int cmd_encode(int argc, char **argv)
 {
     wk_iltp_encoding enc = WK_ILTP_UNKNOWN;
     uint64_t level = 0, batch = 65536;
+    const char *level_arg = NULL;
     bool end_mark = true;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -44,6 +45,7 @@ static int cmd_encode(int argc, char **argv)
             if (parse_encoding(argv[++i], &enc)) return WK_EXIT_USAGE;
         } else if (strcmp(a, "--level") == 0 && i + 1 < argc) {
             if (!wk_cli_parse_u64(argv[++i], 0, 19, &level)) return wk_cli_usage("bad --level '%s'", argv[i]);
+            level_arg = argv[i];
         } else if (strcmp(a, "--batch-bytes") == 0 && i + 1 < argc) {
             if (!wk_cli_parse_u64(argv[++i], 1, 1u << 30, &batch))
                 return wk_cli_usage("bad --batch-bytes '%s'", argv[i]);
@@ -54,6 +56,8 @@ static int cmd_encode(int argc, char **argv)
         }
     }
     if (enc == WK_ILTP_UNKNOWN) return wk_cli_usage("wirekit iltp encode: --encoding is required");
+    if (level_arg && ((enc == WK_ILTP_DEFLATE12C && level > 9) || (enc == WK_ILTP_ZSTD20C && level < 1)))
+        return wk_cli_usage("--level %s: deflate12c takes 0..9, zstd20c 1..19", level_arg);
     wk_error err;
     wk_iltp_encoder_params params = {(int)level, NULL};
     wk_iltp_encoder *e = wk_iltp_encoder_create(enc, &params, &err);
@@ -147,18 +151,19 @@ static int cmd_decode(int argc, char **argv)
         have -= in.pos;
         if (r == WK_ERROR) { rc = wk_cli_fail(&err); break; }
         if (r == WK_DONE && (have > 0 || eof)) {
-            /* end mark consumed; the bytes after it decide */
+            /* End mark consumed. The decoder inspects (never consumes) the bytes after it:
+             * WK_DONE once they begin a raw preface, WK_NEED_INPUT while they may still. */
             wk_in rest = {ibuf, have, 0};
-            if (have >= WK_ILTP_PREFACE_LEAD_LEN) {
+            wk_out none = {obuf, 0, 0};
+            wk_result after = wk_iltp_decode(d, &none, &rest, &err);
+            if (after == WK_ERROR) { rc = wk_cli_fail(&err); break; }
+            if (after == WK_DONE && have > 0) {
                 fprintf(stderr, "end mark consumed; raw preface at offset %llu\n",
                         (unsigned long long)wk_iltp_decoder_consumed(d));
                 break;
             }
             if (eof) {
-                if (wk_iltp_decoder_finish(d, &rest, &err) != WK_OK) { rc = wk_cli_fail(&err); break; }
-                if (have)
-                    fprintf(stderr, "end mark consumed; raw preface at offset %llu\n",
-                            (unsigned long long)wk_iltp_decoder_consumed(d));
+                if (wk_iltp_decoder_finish(d, &rest, &err) != WK_OK) rc = wk_cli_fail(&err);
                 break;
             }
             continue;

@@ -522,8 +522,9 @@ static wk_result inflate_step(wk_iltp_decoder *d, wk_out *out, wk_in *in, wk_err
         bool far = strcmp(msg, "invalid distance too far back") == 0;
         char what[100];
         snprintf(what, sizeof what, "%s", msg);
+        /* the offset of the last byte inflate took: the one holding the failing bits */
         return dec_fail(d, err, far ? WK_ERR_ILTP_DEFLATE_REFERENCE : WK_ERR_ILTP_DEFLATE_MALFORMED,
-                        d->consumed, what);
+                        d->consumed ? d->consumed - 1 : 0, what);
     }
     }
 }
