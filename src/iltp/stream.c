@@ -375,6 +375,9 @@ struct wk_iltp_decoder {
     bool z_ready;
     z_stream z;
     ZSTD_DCtx *zd;
+    uint64_t blk_start, blk_end; /* zstd20c: the current block's header offset and end */
+    uint8_t bh[3];
+    uint8_t bh_have;             /* header bytes of the current block seen so far */
     wk_error failure; /* sticky error */
 };
 
@@ -441,6 +444,9 @@ wk_code wk_iltp_decoder_reset(wk_iltp_decoder *d, wk_error *err)
 {
     d->state = D_ACTIVE;
     d->consumed = d->produced = 0;
+    d->blk_start = 2; /* after the frame header (descriptor 00 + window byte) */
+    d->blk_end = 0;
+    d->bh_have = 0;
     wk_error_clear(&d->failure);
     if (d->enc == WK_ILTP_DEFLATE12C) {
         int zr = inflateReset(&d->z);
@@ -554,32 +560,65 @@ static wk_result zstd_header_check(wk_iltp_decoder *d, const wk_in *in, wk_error
     return WK_DONE;
 }
 
+/* libzstd reports corruption without saying where. The decoder therefore walks the block headers
+ * itself and hands libzstd at most one block at a time, so an error names the offset of the
+ * block that failed; reserved block types and oversized blocks are refused before libzstd. */
+static wk_result zstd_block_header(wk_iltp_decoder *d, wk_error *err)
+{
+    uint32_t h = (uint32_t)d->bh[0] | (uint32_t)d->bh[1] << 8 | (uint32_t)d->bh[2] << 16;
+    unsigned type = (h >> 1) & 3;
+    uint32_t size = h >> 3;
+    if (type == 3) return dec_fail(d, err, WK_ERR_ILTP_ZSTD_MALFORMED, d->blk_start, "reserved block type");
+    if (size > (128u << 10))
+        return dec_fail(d, err, WK_ERR_ILTP_ZSTD_MALFORMED, d->blk_start, "block size over 128 KiB");
+    d->blk_end = d->blk_start + 3 + (type == 1 ? 1 : size);
+    return WK_DONE;
+}
+
 static wk_result zstd_dstep(wk_iltp_decoder *d, wk_out *out, wk_in *in, wk_error *err)
 {
     if (d->consumed < 2 && zstd_header_check(d, in, err) == WK_ERROR) return WK_ERROR;
-    ZSTD_inBuffer i = {in->src ? in->src : &dummy_byte, in->size, in->pos};
-    ZSTD_outBuffer o = {out->dst ? out->dst : &dummy_byte, out->size, out->pos};
-    size_t r = ZSTD_decompressStream(d->zd, &o, &i);
-    d->consumed += i.pos - in->pos;
-    d->produced += o.pos - out->pos;
-    in->pos = i.pos;
-    out->pos = o.pos;
-    if (ZSTD_isError(r)) {
-        ZSTD_ErrorCode c = ZSTD_getErrorCode(r);
-        if (c == ZSTD_error_memory_allocation)
-            return dec_fail(d, err, WK_ERR_NOMEM, WK_NO_OFFSET, "zstd decoder out of memory");
-        if (c == ZSTD_error_frameParameter_windowTooLarge)
-            return dec_fail(d, err, WK_ERR_ILTP_ZSTD_WINDOW, 1, "declared window above 2^20");
-        char what[100];
-        snprintf(what, sizeof what, "zstd: %s", ZSTD_getErrorName(r));
-        return dec_fail(d, err, WK_ERR_ILTP_ZSTD_MALFORMED, d->consumed, what);
+    for (;;) {
+        /* learn the current block's header bytes as they pass */
+        while (d->bh_have < 3 && d->consumed <= d->blk_start + d->bh_have &&
+               d->blk_start + d->bh_have - d->consumed < in->size - in->pos) {
+            d->bh[d->bh_have] = in->src[in->pos + (size_t)(d->blk_start + d->bh_have - d->consumed)];
+            d->bh_have++;
+            if (d->bh_have == 3 && zstd_block_header(d, err) == WK_ERROR) return WK_ERROR;
+        }
+        uint64_t end = d->bh_have == 3 ? d->blk_end : d->blk_start + d->bh_have;
+        size_t avail = in->size - in->pos;
+        if (end - d->consumed < avail) avail = (size_t)(end - d->consumed);
+        ZSTD_inBuffer i = {in->src ? in->src : &dummy_byte, in->pos + avail, in->pos};
+        ZSTD_outBuffer o = {out->dst ? out->dst : &dummy_byte, out->size, out->pos};
+        size_t r = ZSTD_decompressStream(d->zd, &o, &i);
+        bool progressed = i.pos != in->pos || o.pos != out->pos;
+        if (ZSTD_isError(r)) {
+            ZSTD_ErrorCode c = ZSTD_getErrorCode(r);
+            if (c == ZSTD_error_memory_allocation)
+                return dec_fail(d, err, WK_ERR_NOMEM, WK_NO_OFFSET, "zstd decoder out of memory");
+            if (c == ZSTD_error_frameParameter_windowTooLarge)
+                return dec_fail(d, err, WK_ERR_ILTP_ZSTD_WINDOW, 1, "declared window above 2^20");
+            char what[100];
+            snprintf(what, sizeof what, "zstd block: %s", ZSTD_getErrorName(r));
+            return dec_fail(d, err, WK_ERR_ILTP_ZSTD_MALFORMED, d->consumed < 2 ? 0 : d->blk_start, what);
+        }
+        d->consumed += i.pos - in->pos;
+        d->produced += o.pos - out->pos;
+        in->pos = i.pos;
+        out->pos = o.pos;
+        if (r == 0) {
+            d->state = D_ENDED;
+            return WK_DONE;
+        }
+        if (d->bh_have == 3 && d->consumed == d->blk_end) { /* on to the next block */
+            d->blk_start = d->blk_end;
+            d->bh_have = 0;
+        }
+        if (o.pos == o.size) return WK_NEED_OUTPUT;
+        if (in->pos == in->size) return WK_NEED_INPUT;
+        if (!progressed) return WK_NEED_OUTPUT; /* libzstd holds bytes it has not flushed */
     }
-    if (r == 0) {
-        d->state = D_ENDED;
-        return WK_DONE;
-    }
-    if (o.pos == o.size) return WK_NEED_OUTPUT;
-    return WK_NEED_INPUT;
 }
 
 wk_result wk_iltp_decode(wk_iltp_decoder *d, wk_out *out, wk_in *in, wk_error *err)

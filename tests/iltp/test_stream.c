@@ -419,6 +419,30 @@ static void test_rejections(void)
     expect_error(WK_ILTP_ZSTD20C, w.p, w.n, WK_ERR_ILTP_ZSTD_MALFORMED, -1, "zstd reference before history");
     free(w.p);
 
+    /* zstd20c errors name the block that failed: a reserved type in the third block */
+    {
+        uint8_t *src = corpus(30000);
+        size_t sz[3] = {10000, 10000, 10000};
+        buf z = encode(WK_ILTP_ZSTD20C, 0, src, sz, 3, 65536, true);
+        size_t pos = 2, third = 0;
+        for (int k = 0; k < 2 && pos + 3 <= z.n; k++) {
+            uint32_t h = (uint32_t)z.p[pos] | (uint32_t)z.p[pos + 1] << 8 | (uint32_t)z.p[pos + 2] << 16;
+            pos += 3 + (((h >> 1) & 3) == 1 ? 1 : (h >> 3));
+        }
+        third = pos;
+        REQUIRE(third + 3 < z.n);
+        z.p[third] |= 6; /* block type 3 */
+        expect_error(WK_ILTP_ZSTD20C, z.p, z.n, WK_ERR_ILTP_ZSTD_MALFORMED, (long)third, "zstd reserved type, third block");
+        z.p[third] &= (uint8_t)~6;
+        z.p[third] = (uint8_t)((z.p[third] & 7) | 0xF8); /* raise the size over 128 KiB */
+        z.p[third + 1] = z.p[third + 2] = 0xFF;
+        expect_error(WK_ILTP_ZSTD20C, z.p, z.n, WK_ERR_ILTP_ZSTD_MALFORMED, (long)third, "zstd block too large");
+        free(z.p);
+        free(src);
+    }
+    /* deflate12c errors name the byte holding the failing bits */
+    expect_error(WK_ILTP_DEFLATE12C, (const uint8_t *)"\x07\x00", 2, WK_ERR_ILTP_DEFLATE_MALFORMED, 0, "deflate btype 3 offset");
+
     /* after the end mark: anything but a raw preface */
     for (int ei = 1; ei < 3; ei++) {
         size_t sz[1] = {11};
