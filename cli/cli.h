@@ -26,6 +26,8 @@ int wk_cli_iltp(int argc, char **argv);
 int wk_cli_blake3(int argc, char **argv);
 int wk_cli_b64a(int argc, char **argv);
 int wk_cli_iltp_demo(int argc, char **argv);
+int wk_cli_iltp_items(int argc, char **argv);
+int wk_cli_iltp_blob(int argc, char **argv);
 
 /* Prints "wirekit MODULE: one line per command" for a command table. */
 void wk_cli_print_commands(FILE *f, const char *module, const wk_cli_command *cmds, size_t n);
@@ -53,4 +55,6 @@ uint8_t *wk_cli_read_all(FILE *f, size_t limit, size_t *len, bool *too_long);
 bool wk_cli_write(const void *p, size_t n);
 /* True if argv[i] is --help or -h. */
 bool wk_cli_is_help(const char *arg);
+int wk_cli_iltp_nonce(int argc, char **argv);   /* wirekit iltp nonce (Lace-060) */
+int wk_cli_iltp_address(int argc, char **argv); /* wirekit iltp address (Lace-060) */
 #endif

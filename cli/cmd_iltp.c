@@ -199,7 +199,6 @@ static int read_preface_file(const char *path, uint8_t **buf, wk_iltp_preface *p
         char line[256];
         fprintf(stderr, "%s (preface %s)\n", wk_error_format(&err, line, sizeof line), label);
         return wk_cli_exit_for(&err);
-        return wk_cli_fail(&err);
     }
     return 0;
 }
@@ -268,6 +267,10 @@ static const wk_cli_command cmds[] = {
     {"decode", "--encoding TOKEN: encoded stdin to decoded stdout; exit 0 clean, 2 invalid, 3 truncated", cmd_decode},
     {"select", "FILE_A FILE_B: the encoding each direction selects from two 0.13 prefaces", cmd_select},
     {"dictionary", "write the 830-byte stream-encoding dictionary to stdout", cmd_dictionary},
+    {"items", "[--encoding TOKEN] [--json]: one line per item of one direction, then the EOF verdict", wk_cli_iltp_items},
+    {"blob", "< DATA: the canonical H3 Blob record for stdin", wk_cli_iltp_blob},
+    {"nonce", "--seed HEX64 [--sequence N] [--peer B64A] [--json]: the Lace-060 session nonce", wk_cli_iltp_nonce},
+    {"address", "ADDRESS [--json]: parse a Lace-060 address; its fields and canonical form", wk_cli_iltp_address},
     {"demo", "a stream round trip between two endpoints: sizes and selected encodings", wk_cli_iltp_demo},
 };
 

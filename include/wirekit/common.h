@@ -71,6 +71,20 @@ typedef enum wk_code {
     WK_ERR_ILTP_VERSION = 113,           /* preface of an unsupported version / other form */
     WK_ERR_ILTP_NONCE = 114,             /* nonce not canonical B64A of 32 nonzero bytes */
     WK_ERR_ILTP_PREFACE_TOO_LONG = 115,  /* preface longer than 1024 bytes */
+    /* iltp: items (Lace-060) */
+    WK_ERR_ILTP_ITEM_LEAD = 120,         /* item starts with no valid leading sequence */
+    WK_ERR_ILTP_FACT = 121,              /* fact line is not canonical tuple text */
+    WK_ERR_ILTP_FACT_LINE_TOO_LONG = 122, /* fact line over 1024 bytes excluding LF */
+    WK_ERR_ILTP_UTF8 = 123,              /* invalid UTF-8, or text not in NFC */
+    WK_ERR_ILTP_RECORD = 124,            /* H3 record structure invalid */
+    WK_ERR_ILTP_RECORD_HASH = 125,       /* Blob glyph hash does not match its content */
+    WK_ERR_ILTP_ITEM_TOO_LARGE = 126,    /* item over the 64 MiB cap */
+    WK_ERR_ILTP_BLOB_TOO_LARGE = 127,    /* Blob data over 32 MiB */
+    WK_ERR_ILTP_OPERAND_TOO_LARGE = 128, /* operand Blob over 1 MiB */
+    WK_ERR_ILTP_PREFACE_ENCODED = 129,   /* a preface decoded out of a compressed stream */
+    WK_ERR_ILTP_SAME_NONCE = 130,        /* both prefaces of a pair carry the same nonce */
+    WK_ERR_ILTP_NONCE_EXHAUSTED = 131,   /* nonce sequence exhausted (Integration) */
+    WK_ERR_ILTP_ADDRESS = 132,           /* address string invalid */
 
     WK_CODE_LIMIT_ = 1000
 } wk_code;
@@ -268,6 +282,11 @@ static inline void wk_put_be(uint8_t *dst, uint64_t v, unsigned n)
 {
     for (unsigned i = 0; i < n; i++) dst[n - 1 - i] = (uint8_t)(v >> (8 * i));
 }
+
+/* Strict UTF-8 check (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF).
+ * Returns true if p[0..n) is valid; otherwise false with *bad (may be NULL) set to the offset of
+ * the first byte of the invalid sequence. */
+bool wk_utf8_valid(const uint8_t *p, size_t n, size_t *bad);
 
 /* Hex helpers for tests, CLI and messages. wk_hex_encode writes 2n chars plus a NUL into dst.
  * wk_hex_decode accepts upper or lower case, returns the byte count or -1 on bad input or when

@@ -197,6 +197,294 @@ uint64_t wk_iltp_decoder_consumed(const wk_iltp_decoder *d);
 /* Decoded bytes produced in this logical session. */
 uint64_t wk_iltp_decoder_produced(const wk_iltp_decoder *d);
 
+/* ---------------------------------------------------------------------------------------------
+ * Items (Lace-060): the decoder emits one framing input at a time.
+ *   lead "🪢:"  session preface      lead [A-Za-z]  nonempty fact block
+ *   lead LF     zero-row fact block  lead "🖧:"     complete H3 Blob, Plex or Seal record
+ * Caps: item 64 MiB (reset after every item), fact line 1024 bytes excluding LF, Blob data
+ * 32 MiB, operand Blob 1 MiB (whole record, when the caller announces an operand).
+ * Decisions where the seeds are silent (docs/iltp.md):
+ * - Fact lines follow ../shared/specs/iltp.md: Predicate [A-Za-z][A-Za-z0-9_]*, constants
+ *   '...' separated by single commas, no ', \ or C0 control inside, UTF-8 in NFC.
+ * - Record header lines (glyph, By, Mark, Plex fields, Data-Length) are at most 1024 bytes
+ *   excluding LF. A Plex field is `Name: value` with Name [A-Za-z][A-Za-z0-9-]* and a value of
+ *   UTF-8 without C0 controls (may be empty). Mark is a nonempty value of the same kind.
+ * - P and S hashes are not checked by default (unconfirmed rule); see wk_iltp_record_hash_ok.
+ * ------------------------------------------------------------------------------------------- */
+#define WK_ILTP_ITEM_CAP ((size_t)64 << 20)
+#define WK_ILTP_FACT_LINE_CAP 1024
+#define WK_ILTP_BLOB_DATA_CAP ((size_t)32 << 20)
+#define WK_ILTP_OPERAND_CAP ((size_t)1 << 20)
+#define WK_ILTP_HEADER_LINE_CAP 1024
+/* "🖧: " — the record glyph U+1F5A7 and ": " */
+#define WK_ILTP_RECORD_LEAD "\xF0\x9F\x96\xA7: "
+#define WK_ILTP_RECORD_LEAD_LEN 6
+
+typedef enum wk_iltp_item_kind {
+    WK_ILTP_ITEM_PREFACE = 1,
+    WK_ILTP_ITEM_FACTS = 2,
+    WK_ILTP_ITEM_RECORD = 3
+} wk_iltp_item_kind;
+
+/* A Blob: hash = BLAKE3 of its content ("Data-Length: N\n\n" and the data). */
+typedef struct wk_iltp_blob {
+    uint8_t hash[32];
+    const uint8_t *data; /* borrowed */
+    size_t len;
+} wk_iltp_blob;
+
+/* A Plex: field lines then a whole Blob. content = everything after the glyph line. */
+typedef struct wk_iltp_plex {
+    uint8_t hash[32];        /* from the glyph line */
+    const uint8_t *fields;   /* the field lines, each "Name: value\n" (borrowed) */
+    size_t fields_len;
+    size_t field_count;
+    const uint8_t *content;
+    size_t content_len;
+    wk_iltp_blob blob;
+} wk_iltp_plex;
+
+/* A Seal: By and Mark lines then a whole Plex. */
+typedef struct wk_iltp_seal {
+    uint8_t hash[32];
+    uint8_t by[32];          /* the V.<h>.H3 key reference */
+    const uint8_t *mark;     /* Mark value (borrowed) */
+    size_t mark_len;
+    const uint8_t *content;
+    size_t content_len;
+    wk_iltp_plex plex;
+} wk_iltp_seal;
+
+typedef struct wk_iltp_record {
+    char type;               /* 'B', 'P' or 'S' */
+    wk_iltp_blob blob;       /* type B; for P and S the innermost Blob is in plex.blob */
+    wk_iltp_plex plex;       /* type P, or the Seal's Plex */
+    wk_iltp_seal seal;       /* type S */
+} wk_iltp_record;
+
+typedef struct wk_iltp_item {
+    wk_iltp_item_kind kind;
+    const uint8_t *bytes;    /* the item's exact bytes, borrowed until the next decode call */
+    size_t len;
+    uint64_t offset;         /* decoded-stream offset of the item's first byte */
+    wk_iltp_preface preface; /* kind PREFACE (offers borrow from bytes) */
+    size_t rows;             /* kind FACTS: number of rows (0 for the zero-row block) */
+    wk_iltp_record record;   /* kind RECORD */
+} wk_iltp_item;
+
+/* One row of a fact block, as slices of the block. */
+typedef struct wk_iltp_fact_row {
+    const uint8_t *predicate;
+    size_t predicate_len;
+    const uint8_t *args;     /* between the parentheses: 'a','b' */
+    size_t args_len;
+    size_t arity;
+} wk_iltp_fact_row;
+
+/* Iterates the rows of a decoded fact block (item bytes): start with *pos = 0. */
+bool wk_iltp_fact_next(const uint8_t *block, size_t len, size_t *pos, wk_iltp_fact_row *row);
+/* Iterates a row's constants (without quotes): start with *pos = 0. */
+bool wk_iltp_fact_arg_next(const wk_iltp_fact_row *row, size_t *pos, const uint8_t **arg,
+                           size_t *arg_len);
+
+typedef struct wk_iltp_item_decoder wk_iltp_item_decoder;
+
+typedef struct wk_iltp_item_decoder_params {
+    wk_iltp_form form;             /* preface form accepted (WK_ILTP_FORM_ANY: both) */
+    size_t max_item;               /* 0: WK_ILTP_ITEM_CAP; a smaller bound is allowed */
+    const wk_allocator *allocator; /* NULL: malloc/free */
+} wk_iltp_item_decoder_params;
+
+/* Creates an item decoder. Its buffer grows with the current item, never past the item cap. */
+wk_iltp_item_decoder *wk_iltp_item_decoder_create(const wk_iltp_item_decoder_params *params,
+                                                  wk_error *err);
+void wk_iltp_item_decoder_free(wk_iltp_item_decoder *d);
+/* Back to an item boundary at offset 0 with no retained bytes (a fresh logical session). */
+void wk_iltp_item_decoder_reset(wk_iltp_item_decoder *d);
+/* Announces that the next item is an operand Blob (1 MiB cap; any other item is refused). */
+void wk_iltp_item_decoder_expect_operand(wk_iltp_item_decoder *d);
+/* One step: consumes bytes of *in, never past the end of the item it completes.
+ *   WK_DONE        *item is filled; it borrows the decoder's buffer until the next call
+ *   WK_NEED_INPUT  in is consumed and the current item is incomplete (or none started)
+ *   WK_ERROR       *err: what, and the decoded-stream offset; the decoder stays failed */
+wk_result wk_iltp_item_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *item,
+                              wk_error *err);
+/* True at an item boundary with no partial item retained. */
+bool wk_iltp_item_decoder_at_boundary(const wk_iltp_item_decoder *d);
+/* Finalization at EOF: WK_OK at an item boundary, else ILTP_ERR_TRUNCATED saying whether the
+ * input ended inside a preface, a fact block or a record. */
+wk_code wk_iltp_item_decoder_finish(wk_iltp_item_decoder *d, wk_error *err);
+
+/* For P and S records: whether the glyph hash equals BLAKE3 of the content (the presumed rule,
+ * not enforced by the decoder). Blob hashes are always enforced. */
+bool wk_iltp_record_hash_ok(const wk_iltp_record *r);
+
+/* ---------------------------------------------------------------------------------------------
+ * Item encoding: canonical bytes, whole items only (never half an item), caps enforced.
+ * Errors from the encoders carry the rule's code with the Integration category: the local side
+ * could not construct a canonical item.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct wk_iltp_fact {
+    const char *predicate;          /* NUL-terminated */
+    const char *const *constants;   /* count NUL-terminated strings, without quotes */
+    size_t count;
+} wk_iltp_fact;
+
+/* Size of the fact block for rows[0..n) (0 rows: the 1-byte zero-row block); 0 with *err set if
+ * a row is not canonical or a line or the item is over its cap. */
+size_t wk_iltp_facts_size(const wk_iltp_fact *rows, size_t n, wk_error *err);
+/* Writes the block into *out: WK_DONE, WK_NEED_OUTPUT with out untouched, or WK_ERROR. */
+wk_result wk_iltp_facts_encode(const wk_iltp_fact *rows, size_t n, wk_out *out, wk_error *err);
+
+#define WK_ILTP_BLOB_HEAD_MAX 96
+/* BLAKE3 of a Blob's content for data[0..len). */
+void wk_iltp_blob_hash(const uint8_t *data, size_t len, uint8_t hash[32]);
+/* Writes the glyph line and "Data-Length: N\n\n" for a Blob of len bytes with the given hash
+ * into head (WK_ILTP_BLOB_HEAD_MAX bytes); returns its length. The data follows it. */
+size_t wk_iltp_blob_head(const uint8_t hash[32], size_t len, uint8_t head[WK_ILTP_BLOB_HEAD_MAX]);
+/* Whole Blob record size for len data bytes. */
+size_t wk_iltp_blob_record_size(size_t len);
+/* Writes the whole Blob record (hash computed): WK_DONE, WK_NEED_OUTPUT with out untouched, or
+ * WK_ERROR (data over 32 MiB: WK_ERR_ILTP_BLOB_TOO_LARGE, Integration). */
+wk_result wk_iltp_blob_encode(const uint8_t *data, size_t len, wk_out *out, wk_error *err);
+
+/* Only a preface may come next (before the first preface, and after an end mark): any other
+ * leading byte is refused at once with ILTP_ERR_ITEM_LEAD. Cleared by the next item. */
+void wk_iltp_item_decoder_expect_preface(wk_iltp_item_decoder *d);
+
+/* ---------------------------------------------------------------------------------------------
+ * The stack, one object per direction: raw preface, then the session's encoding, then items;
+ * after an end mark only a raw preface (a fresh logical session) or EOF.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct wk_iltp_reader wk_iltp_reader;
+
+typedef struct wk_iltp_stack_params {
+    wk_iltp_form form;             /* preface form of this endpoint (WK_ILTP_FORM_ANY: both) */
+    int level;                     /* writer: compression level (0: the token's default) */
+    size_t max_item;               /* reader: 0 = WK_ILTP_ITEM_CAP */
+    const wk_allocator *allocator; /* NULL: malloc/free */
+} wk_iltp_stack_params;
+
+/* How the incoming direction stands (for EOF verdicts and diagnostics). */
+typedef enum wk_iltp_reader_phase {
+    WK_ILTP_READER_NO_SESSION = 0, /* before the first preface */
+    WK_ILTP_READER_PAUSED,         /* a preface was returned; waiting for wk_iltp_reader_begin */
+    WK_ILTP_READER_SESSION,        /* items in the session's encoding */
+    WK_ILTP_READER_ENDED,          /* end mark consumed; only a raw preface or EOF may follow */
+    WK_ILTP_READER_FAILED
+} wk_iltp_reader_phase;
+
+wk_iltp_reader *wk_iltp_reader_create(const wk_iltp_stack_params *params, wk_error *err);
+void wk_iltp_reader_free(wk_iltp_reader *r);
+/* One step over carrier bytes. Returns WK_DONE with *item (borrowed until the next call),
+ * WK_NEED_INPUT when in is consumed, or WK_ERROR. After a PREFACE item the reader stops with
+ * in->pos right after the preface's last raw byte and consumes nothing until
+ * wk_iltp_reader_begin is called. A preface decoded out of a compressed stream is
+ * ILTP_ERR_PREFACE_ENCODED; bytes after an end mark that do not begin a raw preface are
+ * ILTP_ERR_AFTER_END_MARK. Offsets in errors count carrier bytes from the reader's start, except
+ * item errors inside a compressed session, which count decoded bytes of that session (the
+ * message says so). */
+wk_result wk_iltp_reader_next(wk_iltp_reader *r, wk_in *in, wk_iltp_item *item, wk_error *err);
+/* Starts the logical session announced by the last preface, decoding `enc` (the encoding the
+ * peer selected for this direction: wk_iltp_select(peer encode, local decode)). Fresh decoder
+ * and dictionary state. */
+wk_code wk_iltp_reader_begin(wk_iltp_reader *r, wk_iltp_encoding enc, wk_error *err);
+/* Announces that the next item is an operand Blob (1 MiB cap). */
+void wk_iltp_reader_expect_operand(wk_iltp_reader *r);
+/* Finalization at EOF with the unread bytes (may be NULL): WK_OK for boundary EOF where the
+ * direction's encoding is at its end (before a preface, after an end mark, or an identity item
+ * boundary); ILTP_ERR_TRUNCATED for EOF inside an item or before a compressed end mark. */
+wk_code wk_iltp_reader_finish(wk_iltp_reader *r, const wk_in *rest, wk_error *err);
+wk_iltp_reader_phase wk_iltp_reader_phase_get(const wk_iltp_reader *r);
+/* The encoding of the current session (identity before any). */
+wk_iltp_encoding wk_iltp_reader_encoding(const wk_iltp_reader *r);
+/* Carrier bytes consumed so far. */
+uint64_t wk_iltp_reader_consumed(const wk_iltp_reader *r);
+
+typedef struct wk_iltp_writer wk_iltp_writer;
+
+wk_iltp_writer *wk_iltp_writer_create(const wk_iltp_stack_params *params, wk_error *err);
+void wk_iltp_writer_free(wk_iltp_writer *w);
+/* begin_session: ends the open session (its end mark, when compressed and not yet written) and
+ * writes the raw preface for the fresh logical session. Returns WK_DONE once every byte is in
+ * out, WK_NEED_OUTPUT otherwise (call again with room; the arguments are taken on the first
+ * call). Items cannot be written until wk_iltp_writer_select. */
+wk_result wk_iltp_writer_begin_session(wk_iltp_writer *w, const uint8_t nonce[WK_ILTP_NONCE_LEN],
+                                       const char *decode, const char *encode, wk_out *out,
+                                       wk_error *err);
+/* Fixes this session's outgoing encoding (wk_iltp_select(local encode, peer decode)) and primes
+ * a fresh encoder. */
+wk_code wk_iltp_writer_select(wk_iltp_writer *w, wk_iltp_encoding enc, wk_error *err);
+/* Writes one accepted batch of complete items, ending with the encoding's flush. WK_DONE when
+ * the batch is consumed and flushed into out, WK_NEED_OUTPUT otherwise (call again). */
+wk_result wk_iltp_writer_write(wk_iltp_writer *w, wk_in *batch, wk_out *out, wk_error *err);
+/* Writes the end mark (nothing for identity): bounded completion. WK_DONE / WK_NEED_OUTPUT. */
+wk_result wk_iltp_writer_end(wk_iltp_writer *w, wk_out *out, wk_error *err);
+
+/* ---------------------------------------------------------------------------------------------
+ * Session nonces (Lace-060): BLAKE3_KEYED(key = carrier seed,
+ *   input = "lace-iltp/1.0/session-nonce/v1" || 0x00 || u64be(sequence)).
+ * Sequence starts at 0 and each value is used once (UINT64_MAX too, once). An all-zero candidate,
+ * or one equal to the known peer nonce, is skipped (the next sequence is tried).
+ * ------------------------------------------------------------------------------------------- */
+typedef struct wk_iltp_nonce_gen {
+    uint8_t seed[32];
+    uint64_t next;   /* next sequence value to use */
+    bool exhausted;  /* every sequence value has been used */
+} wk_iltp_nonce_gen;
+
+/* Initializes *g with a carrier seed (copied; must not be all zero: WK_ERR_ARG) and the first
+ * sequence value (normally 0). */
+wk_code wk_iltp_nonce_gen_init(wk_iltp_nonce_gen *g, const uint8_t seed[32], uint64_t first,
+                               wk_error *err);
+/* The raw candidate for one sequence value (no skipping, no state). */
+void wk_iltp_nonce_candidate(const uint8_t seed[32], uint64_t sequence, uint8_t out[32]);
+/* Derives the next usable nonce into out, skipping all-zero candidates and one equal to
+ * peer_nonce (NULL if none is known). Sets *used_sequence (may be NULL) to the sequence value
+ * that produced it. WK_ERR_ILTP_NONCE_EXHAUSTED (Integration) when no value is left. */
+wk_code wk_iltp_nonce_next(wk_iltp_nonce_gen *g, const uint8_t *peer_nonce, uint8_t out[32],
+                           uint64_t *used_sequence, wk_error *err);
+
+/* ---------------------------------------------------------------------------------------------
+ * Address strings (Lace-060): stdio | unix:/abs/path | tcp:host[:port] | quib:host[:port] |
+ * ws:host[:port][/path] | wss:host[:port][/path]. Default ports: tcp and quib 4790, ws 80,
+ * wss 443; default WebSocket path /interlace. Host: hostname, IPv4, or bracketed IPv6.
+ * ------------------------------------------------------------------------------------------- */
+typedef enum wk_iltp_scheme {
+    WK_ILTP_SCHEME_STDIO = 0,
+    WK_ILTP_SCHEME_UNIX,
+    WK_ILTP_SCHEME_TCP,
+    WK_ILTP_SCHEME_QUIB,
+    WK_ILTP_SCHEME_WS,
+    WK_ILTP_SCHEME_WSS
+} wk_iltp_scheme;
+
+typedef enum wk_iltp_host_kind { WK_ILTP_HOST_NONE = 0, WK_ILTP_HOST_NAME, WK_ILTP_HOST_IPV4, WK_ILTP_HOST_IPV6 } wk_iltp_host_kind;
+
+#define WK_ILTP_ADDRESS_MAX 1024
+
+typedef struct wk_iltp_address {
+    wk_iltp_scheme scheme;
+    wk_iltp_host_kind host_kind;
+    char host[256];   /* NUL-terminated; IPv6 without brackets; empty for stdio and unix */
+    uint16_t port;    /* the given port or the scheme's default; 0 for stdio and unix */
+    bool port_given;  /* the string named the port explicitly */
+    char path[WK_ILTP_ADDRESS_MAX]; /* unix: the socket path; ws/wss: the path (default
+                                     * "/interlace"); empty otherwise */
+    bool path_given;
+} wk_iltp_address;
+
+/* Parses an address string of len bytes into *a. Rejects URL forms (ws://...), query strings and
+ * fragments, relative unix paths, bad or out-of-range ports, empty or invalid hosts, unknown
+ * schemes, with WK_ERR_ILTP_ADDRESS, the offset of the offending byte and a clear message. */
+wk_code wk_iltp_address_parse(const char *s, size_t len, wk_iltp_address *a, wk_error *err);
+/* Formats *a canonically into dst (capacity cap, NUL-terminated): the scheme, the host (IPv6 in
+ * brackets), the port when it differs from the default, and the ws/wss path when it is not
+ * /interlace. Returns the length, or 0 if it does not fit. */
+size_t wk_iltp_address_format(const wk_iltp_address *a, char *dst, size_t cap);
+/* Name of a scheme ("stdio", "unix", "tcp", "quib", "ws", "wss"). */
+const char *wk_iltp_scheme_name(wk_iltp_scheme scheme);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,86 @@
+/* H3 records: canonical Blob construction and the (presumed) P/S hash rule. Parsing lives in the
+ * item decoder (item.c), which must find where a record ends anyway. */
+#include "iltp_internal.h"
+#include <stdio.h>
+#include <string.h>
+
+/* "Data-Length: N\n\n" */
+static size_t content_head(size_t len, char out[40])
+{
+    return (size_t)snprintf(out, 40, "Data-Length: %zu\n\n", len);
+}
+
+void wk_iltp_blob_hash(const uint8_t *data, size_t len, uint8_t hash[32])
+{
+    char head[40];
+    size_t hl = content_head(len, head);
+    wk_blake3_hasher h;
+    wk_blake3_init(&h);
+    wk_blake3_update(&h, head, hl);
+    wk_blake3_update(&h, data, len);
+    wk_blake3_finalize(&h, hash, 32);
+}
+
+size_t wk_iltp_blob_head(const uint8_t hash[32], size_t len, uint8_t head[WK_ILTP_BLOB_HEAD_MAX])
+{
+    size_t n = 0;
+    memcpy(head, WK_ILTP_RECORD_LEAD "B.", WK_ILTP_RECORD_LEAD_LEN + 2);
+    n = WK_ILTP_RECORD_LEAD_LEN + 2;
+    n += wk_b64a_encode(hash, 32, (char *)head + n);
+    memcpy(head + n, ".H3\n", 4);
+    n += 4;
+    char ch[40];
+    size_t hl = content_head(len, ch);
+    memcpy(head + n, ch, hl);
+    return n + hl;
+}
+
+size_t wk_iltp_blob_record_size(size_t len)
+{
+    char ch[40];
+    return 55 + content_head(len, ch) + len;
+}
+
+wk_result wk_iltp_blob_encode(const uint8_t *data, size_t len, wk_out *out, wk_error *err)
+{
+    if (len > WK_ILTP_BLOB_DATA_CAP) {
+        wk_error_set(err, WK_ERR_ILTP_BLOB_TOO_LARGE, WK_NO_OFFSET, "Blob data of %zu bytes is over 32 MiB", len);
+        if (err) err->category = WK_CAT_INTEGRATION;
+        return WK_ERROR;
+    }
+    size_t need = wk_iltp_blob_record_size(len);
+    if (out->size - out->pos < need) return WK_NEED_OUTPUT;
+    uint8_t hash[32], head[WK_ILTP_BLOB_HEAD_MAX];
+    wk_iltp_blob_hash(data, len, hash);
+    size_t hl = wk_iltp_blob_head(hash, len, head);
+    memcpy(out->dst + out->pos, head, hl);
+    if (len) memcpy(out->dst + out->pos + hl, data, len);
+    out->pos += hl + len;
+    return WK_DONE;
+}
+
+static bool blob_ok(const wk_iltp_blob *b)
+{
+    uint8_t h[32];
+    wk_iltp_blob_hash(b->data, b->len, h);
+    return memcmp(h, b->hash, 32) == 0;
+}
+
+static bool plex_ok(const wk_iltp_plex *p)
+{
+    uint8_t h[32];
+    wk_blake3(p->content, p->content_len, h);
+    return memcmp(h, p->hash, 32) == 0 && blob_ok(&p->blob);
+}
+
+bool wk_iltp_record_hash_ok(const wk_iltp_record *r)
+{
+    if (r->type == 'B') return blob_ok(&r->blob);
+    if (r->type == 'P') return plex_ok(&r->plex);
+    if (r->type == 'S') {
+        uint8_t h[32];
+        wk_blake3(r->seal.content, r->seal.content_len, h);
+        return memcmp(h, r->seal.hash, 32) == 0 && plex_ok(&r->seal.plex);
+    }
+    return false;
+}
