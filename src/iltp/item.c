@@ -147,6 +147,29 @@ static wk_result append(wk_iltp_item_decoder *d, wk_in *in, size_t n, wk_error *
     return WK_DONE;
 }
 
+/* The earliest cap violation among the bytes about to be appended. Appending stops right before
+ * the first byte that breaks a cap, so the verdict and its offset do not depend on how the input
+ * was split into pushes. */
+typedef struct viol { size_t pos; wk_code code; const char *what; } viol;
+
+static void bound(const wk_iltp_item_decoder *d, size_t *n, bool *lf, size_t limit, wk_code code,
+                  const char *what, viol *v)
+{
+    if (d->len + *n > limit) {
+        *n = limit > d->len ? limit - d->len : 0;
+        *lf = false;
+        if (limit < v->pos) { v->pos = limit; v->code = code; v->what = what; }
+    }
+}
+
+/* A line whose content (excluding LF) exceeds cap: only cap content bytes may be appended. */
+static void line_bound(const wk_iltp_item_decoder *d, size_t line_start, size_t *n, bool *lf,
+                       size_t cap, wk_code code, const char *what, viol *v)
+{
+    size_t content = d->len - line_start + *n - (*lf ? 1 : 0);
+    if (content > cap) bound(d, n, lf, line_start + cap, code, what, v);
+}
+
 /* Bytes of in up to and including the next LF (or all of them); *lf tells whether one was found. */
 static size_t upto_lf(const wk_in *in, bool *lf)
 {
@@ -441,7 +464,9 @@ wk_result wk_iltp_item_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *
             bool lf;
             size_t n = upto_lf(in, &lf);
             if (n > WK_ILTP_PREFACE_MAX + 1) n = WK_ILTP_PREFACE_MAX + 1;
-            if (append(d, in, n, err) != WK_DONE) return WK_ERROR;
+            viol v = {SIZE_MAX, WK_OK, NULL};
+            bound(d, &n, &lf, d->max_item, WK_ERR_ILTP_ITEM_TOO_LARGE, "item over the item cap", &v);
+            if (n && append(d, in, n, err) != WK_DONE) return WK_ERROR;
             wk_error e;
             wk_result r = wk_iltp_preface_parse(d->buf, d->len, d->form, &item->preface, &e);
             if (r == WK_ERROR) {
@@ -457,17 +482,19 @@ wk_result wk_iltp_item_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *
                 item->preface = p;
                 return WK_DONE;
             }
+            if (v.code != WK_OK) return fail(d, err, v.code, v.pos, v.what);
             continue;
         }
         case I_FACTS: {
             if (!avail) return WK_NEED_INPUT;
             bool lf;
             size_t n = upto_lf(in, &lf);
-            size_t line_len = d->len - d->line_start + n - (lf ? 1 : 0);
-            if (line_len > WK_ILTP_FACT_LINE_CAP)
-                return fail(d, err, WK_ERR_ILTP_FACT_LINE_TOO_LONG, d->line_start + WK_ILTP_FACT_LINE_CAP,
-                            "fact line longer than 1024 bytes");
-            if (append(d, in, n, err) != WK_DONE) return WK_ERROR;
+            viol v = {SIZE_MAX, WK_OK, NULL};
+            line_bound(d, d->line_start, &n, &lf, WK_ILTP_FACT_LINE_CAP, WK_ERR_ILTP_FACT_LINE_TOO_LONG,
+                       "fact line longer than 1024 bytes", &v);
+            bound(d, &n, &lf, d->max_item, WK_ERR_ILTP_ITEM_TOO_LARGE, "item over the item cap", &v);
+            if (n && append(d, in, n, err) != WK_DONE) return WK_ERROR;
+            if (v.code != WK_OK) return fail(d, err, v.code, v.pos, v.what);
             if (!lf) return WK_NEED_INPUT;
             size_t ll = d->len - 1 - d->line_start;
             if (ll == 0) return emit(d, WK_ILTP_ITEM_FACTS, item);
@@ -483,15 +510,20 @@ wk_result wk_iltp_item_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *
             if (!avail) return WK_NEED_INPUT;
             bool lf;
             size_t n = upto_lf(in, &lf);
-            size_t line_len = d->len - d->scan + n - (lf ? 1 : 0);
-            if (line_len > WK_ILTP_HEADER_LINE_CAP)
-                return fail(d, err, WK_ERR_ILTP_RECORD, d->scan + WK_ILTP_HEADER_LINE_CAP, "record header line longer than 1024 bytes");
             if (d->rstage == RS_BLANK && in->src[in->pos] != '\n')
                 return fail(d, err, WK_ERR_ILTP_RECORD, d->len, "expected a blank line after Data-Length");
-            if (d->operand && (uint64_t)d->len + n > WK_ILTP_OPERAND_CAP)
-                return fail(d, err, WK_ERR_ILTP_OPERAND_TOO_LARGE, WK_ILTP_OPERAND_CAP, "operand Blob over 1 MiB");
-            if (append(d, in, n, err) != WK_DONE) return WK_ERROR;
-            if (!lf) return record_prefix_check(d, err);
+            viol v = {SIZE_MAX, WK_OK, NULL};
+            line_bound(d, d->scan, &n, &lf, WK_ILTP_HEADER_LINE_CAP, WK_ERR_ILTP_RECORD,
+                       "record header line longer than 1024 bytes", &v);
+            if (d->operand)
+                bound(d, &n, &lf, WK_ILTP_OPERAND_CAP, WK_ERR_ILTP_OPERAND_TOO_LARGE, "operand Blob over 1 MiB", &v);
+            bound(d, &n, &lf, d->max_item, WK_ERR_ILTP_ITEM_TOO_LARGE, "item over the item cap", &v);
+            if (n && append(d, in, n, err) != WK_DONE) return WK_ERROR;
+            if (!lf) {
+                if (record_prefix_check(d, err) == WK_ERROR) return WK_ERROR;
+                if (v.code != WK_OK) return fail(d, err, v.code, v.pos, v.what);
+                return WK_NEED_INPUT;
+            }
             if (record_line(d, err) != WK_DONE) return WK_ERROR;
             if (d->state == I_DATA && d->data_left == 0) return blob_done(d, item, err);
             continue;

@@ -74,18 +74,26 @@ wk_result wk_iltp_preface_parse(const uint8_t *data, size_t len, wk_iltp_form fo
 
     memset(p, 0, sizeof *p);
     if (is10) {
-        size_t n0 = ve + 1; /* nonce start */
-        size_t want = n0 + WK_ILTP_NONCE_TEXT_LEN + 1;
-        const uint8_t *lf = find_lf(data + n0, end);
-        if (!lf) {
-            if (len >= want) return fail(err, WK_ERR_ILTP_PREFACE, want - 1, "expected LF after the nonce");
-            if (has_cr(data + n0, len - n0))
-                return fail(err, WK_ERR_ILTP_PREFACE, n0, "CR in preface");
-            return WK_NEED_INPUT;
+        /* 43 B64A characters then LF, checked byte by byte so that the verdict does not depend
+         * on how the bytes arrive */
+        size_t n0 = ve + 1, nend = n0 + WK_ILTP_NONCE_TEXT_LEN;
+        for (size_t i = n0; i < len && i <= nend; i++) {
+            uint8_t c = data[i];
+            if (i == nend) {
+                if (c != '\n') return fail(err, WK_ERR_ILTP_PREFACE, i, "expected LF after the nonce");
+                break;
+            }
+            bool b64a = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || c == '_' ||
+                        (c >= 'a' && c <= 'z') || c == '~';
+            if (!b64a)
+                return fail(err, WK_ERR_ILTP_NONCE, i,
+                            c == '\n' ? "nonce is shorter than 43 B64A characters"
+                                      : "nonce character outside the B64A alphabet");
         }
-        if (parse_nonce(data, n0, (size_t)(lf - data) - n0, p->nonce, err) != WK_DONE) return WK_ERROR;
+        if (len <= nend) return WK_NEED_INPUT;
+        if (parse_nonce(data, n0, WK_ILTP_NONCE_TEXT_LEN, p->nonce, err) != WK_DONE) return WK_ERROR;
         p->form = WK_ILTP_FORM_1_0;
-        p->len = (size_t)(lf - data) + 1;
+        p->len = nend + 1;
         return WK_DONE;
     }
 

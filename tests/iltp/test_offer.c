@@ -190,7 +190,9 @@ static void test_preface_1_0(void)
     CHECK(wk_iltp_preface_format(WK_ILTP_FORM_1_0, nonce, NULL, NULL, out, sizeof out, &e) == 59 &&
           memcmp(out, s, 59) == 0);
     snprintf(s, sizeof s, "\xF0\x9F\xAA\xA2: iltp/1.0 %sX\n", NONCE);
-    CHECK(parse(s, WK_ILTP_FORM_1_0, &p, &e) == WK_ERROR && e.code == WK_ERR_ILTP_NONCE);
+    CHECK(parse(s, WK_ILTP_FORM_1_0, &p, &e) == WK_ERROR && e.code == WK_ERR_ILTP_PREFACE && e.offset == 58);
+    snprintf(s, sizeof s, "\xF0\x9F\xAA\xA2: iltp/1.0 %.42s\n", NONCE);
+    CHECK(parse(s, WK_ILTP_FORM_1_0, &p, &e) == WK_ERROR && e.code == WK_ERR_ILTP_NONCE && e.offset == 57);
     snprintf(s, sizeof s, "\xF0\x9F\xAA\xA2: iltp/1.0 %sXYZ", NONCE);
     CHECK(parse(s, WK_ILTP_FORM_1_0, &p, &e) == WK_ERROR && e.code == WK_ERR_ILTP_PREFACE);
     snprintf(s, sizeof s, "\xF0\x9F\xAA\xA2: iltp/1.0  %s\n", NONCE);

@@ -1,0 +1,36 @@
+/* libFuzzer target: Lace-060 address strings. An accepted address formats canonically and parses
+ * back to the same fields; a rejection is ILTP_ERR_ADDRESS with an offset inside the input. */
+#include <wirekit/iltp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CHECK(cond)                                                                               \
+    do {                                                                                          \
+        if (!(cond)) {                                                                            \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);             \
+            abort();                                                                              \
+        }                                                                                         \
+    } while (0)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    wk_iltp_address a, b;
+    wk_error e;
+    wk_code c = wk_iltp_address_parse((const char *)data, size, &a, &e);
+    if (c != WK_OK) {
+        CHECK(c == WK_ERR_ILTP_ADDRESS && e.code == c && e.has_offset && e.offset <= size);
+        return 0;
+    }
+    char canon[WK_ILTP_ADDRESS_MAX + 64];
+    size_t n = wk_iltp_address_format(&a, canon, sizeof canon);
+    CHECK(n > 0 && n == strlen(canon));
+    CHECK(wk_iltp_address_parse(canon, n, &b, &e) == WK_OK);
+    CHECK(a.scheme == b.scheme && a.host_kind == b.host_kind && a.port == b.port);
+    CHECK(strcmp(a.host, b.host) == 0 && strcmp(a.path, b.path) == 0);
+    char again[WK_ILTP_ADDRESS_MAX + 64];
+    CHECK(wk_iltp_address_format(&b, again, sizeof again) == n && memcmp(again, canon, n) == 0);
+    return 0;
+}
