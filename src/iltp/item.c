@@ -73,24 +73,24 @@ void wk_iltp_item_decoder_free(wk_iltp_item_decoder *d)
     d->alloc.free(d->alloc.opaque, d);
 }
 
-/* Drops the current item's bytes; large buffers are released so a 32 MiB Blob does not pin
- * 32 MiB for the rest of the session. */
+/* Drops the current item's bytes. The buffer is kept for the session (a session moving many
+ * Blobs would otherwise fault in fresh pages for each); it never exceeds the item cap. */
 static void discard(wk_iltp_item_decoder *d)
 {
     d->offset += d->len;
     d->len = 0;
     d->emitted = 0;
     d->state = I_BOUNDARY;
-    if (d->cap > ((size_t)1 << 20)) {
-        d->alloc.free(d->alloc.opaque, d->buf);
-        d->buf = NULL;
-        d->cap = 0;
-    }
 }
 
 void wk_iltp_item_decoder_reset(wk_iltp_item_decoder *d)
 {
     discard(d);
+    if (d->cap > ((size_t)1 << 20)) { /* a fresh logical session starts small again */
+        d->alloc.free(d->alloc.opaque, d->buf);
+        d->buf = NULL;
+        d->cap = 0;
+    }
     d->offset = 0;
     d->expect_operand = d->operand = d->expect_preface = false;
     wk_error_clear(&d->failure);
