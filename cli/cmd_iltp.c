@@ -230,11 +230,8 @@ static int cmd_select(int argc, char **argv)
     wk_iltp_preface pa, pb;
     int rc = read_preface_file(files[0], &ba, &pa, "A");
     if (!rc) rc = read_preface_file(files[1], &bb, &pb, "B");
-    if (!rc && memcmp(pa.nonce, pb.nonce, 32) == 0) {
-        wk_error err;
-        wk_error_set(&err, WK_ERR_ILTP_NONCE, WK_NO_OFFSET, "both prefaces carry the same nonce");
-        rc = wk_cli_fail(&err);
-    }
+    wk_error perr;
+    if (!rc && wk_iltp_nonce_pair_check(pa.nonce, pb.nonce, &perr) != WK_OK) rc = wk_cli_fail(&perr);
     if (!rc) {
         const char *tab, *tba;
         size_t lab, lba;

@@ -117,6 +117,10 @@ typedef struct wk_iltp_preface {
  * data is a proper prefix of a possibly valid preface, or WK_ERROR with *err (offset into data). */
 wk_result wk_iltp_preface_parse(const uint8_t *data, size_t len, wk_iltp_form form,
                                 wk_iltp_preface *p, wk_error *err);
+/* The two prefaces of a session pair must carry different nonces: WK_OK, or ILTP_ERR_SAME_NONCE
+ * (PeerProtocol: an equal independently crossed pair). */
+wk_code wk_iltp_nonce_pair_check(const uint8_t a[WK_ILTP_NONCE_LEN], const uint8_t b[WK_ILTP_NONCE_LEN],
+                                 wk_error *err);
 /* Writes a preface of the given form into dst (capacity cap). decode/encode are token-list texts
  * (NULL or "" for an absent field; ignored for form 1.0). Returns the length, or 0 with *err set
  * if a field is invalid, the nonce is all zero, or it does not fit. */

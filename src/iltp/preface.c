@@ -206,3 +206,10 @@ size_t wk_iltp_preface_format(wk_iltp_form form, const uint8_t nonce[WK_ILTP_NON
     memcpy(dst, buf, n);
     return n;
 }
+
+wk_code wk_iltp_nonce_pair_check(const uint8_t a[WK_ILTP_NONCE_LEN], const uint8_t b[WK_ILTP_NONCE_LEN],
+                                 wk_error *err)
+{
+    if (memcmp(a, b, WK_ILTP_NONCE_LEN) != 0) return WK_OK;
+    return wk_error_set(err, WK_ERR_ILTP_SAME_NONCE, WK_NO_OFFSET, "both prefaces of the pair carry the same nonce");
+}

@@ -374,7 +374,7 @@ def main():
     same = b64a(nonce_bytes())
     fa = pfile("eq_a", preface(same, "deflate12c", "deflate12c"))
     fb = pfile("eq_b", preface(same, "zstd20c", "zstd20c"))
-    expect_error("select with equal nonces", run(["iltp", "select", fa, fb]), 2, "ILTP_ERR_NONCE", stdout_empty=True)
+    expect_error("select with equal nonces", run(["iltp", "select", fa, fb]), 2, "ILTP_ERR_SAME_NONCE", stdout_empty=True)
 
     good = b64a(nonce_bytes())
     tail_bad = good[:-1] + B64A[(B64A.index(good[-1]) & ~3) | 1]

@@ -201,8 +201,20 @@ static void test_preface_1_0(void)
     CHECK(wk_iltp_preface_format(WK_ILTP_FORM_1_0, zero, NULL, NULL, out, sizeof out, &e) == 0);
 }
 
+static void test_pair(void)
+{
+    uint8_t a[32], b[32];
+    wk_error e;
+    memset(a, 1, 32);
+    memcpy(b, a, 32);
+    CHECK(wk_iltp_nonce_pair_check(a, b, &e) == WK_ERR_ILTP_SAME_NONCE && e.category == WK_CAT_PEER_PROTOCOL);
+    b[31] = 2;
+    CHECK(wk_iltp_nonce_pair_check(a, b, &e) == WK_OK);
+}
+
 int main(void)
 {
+    test_pair();
     test_tokens();
     test_offer_parse();
     test_selection();
