@@ -86,6 +86,19 @@ typedef enum wk_code {
     WK_ERR_ILTP_NONCE_EXHAUSTED = 131,   /* nonce sequence exhausted (Integration) */
     WK_ERR_ILTP_ADDRESS = 132,           /* address string invalid */
 
+    /* iltp: sessions (Lace-060 grammar as far as the seed defines it) */
+    WK_ERR_ILTP_SESSION_ORDER = 140,     /* wrong-family, duplicate, unrequested or out-of-order input */
+    WK_ERR_ILTP_PREMATURE_EOF = 141,     /* boundary EOF outside fixed point */
+    WK_ERR_ILTP_BUDGET = 142,            /* a phase's received-control byte budget exceeded */
+    WK_ERR_ILTP_DEADLINE = 143,          /* a phase deadline passed */
+    WK_ERR_ILTP_STORE = 144,             /* the local store failed (Integration) */
+
+    /* host: Blob store */
+    WK_ERR_HOST_IO = 900,                /* local I/O failure (Integration; message has strerror) */
+    WK_ERR_HOST_STORE_CORRUPT = 901,     /* stored Blob file fails its hash (Integration) */
+    WK_ERR_HOST_NOT_FOUND = 902,         /* no Blob with the requested hash (Usage) */
+    WK_ERR_HOST_HASH_MISMATCH = 903,     /* data does not match the expected hash (PeerProtocol) */
+
     WK_CODE_LIMIT_ = 1000
 } wk_code;
 

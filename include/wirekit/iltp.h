@@ -489,6 +489,103 @@ size_t wk_iltp_address_format(const wk_iltp_address *a, char *dst, size_t cap);
 /* Name of a scheme ("stdio", "unix", "tcp", "quib", "ws", "wss"). */
 const char *wk_iltp_scheme_name(wk_iltp_scheme scheme);
 
+/* ---------------------------------------------------------------------------------------------
+ * Sessions (Lace-060 grammar, as far as the seed defines it), sans-I/O: the host feeds carrier
+ * bytes to wk_iltp_session_recv, drains wk_iltp_session_send into the carrier, passes the time in
+ * milliseconds and reports EOF. The application is content-addressed Blob sync: each endpoint
+ * advertises its store, requests what it lacks, answers the peer's requests; after a session both
+ * hold the union.
+ *   prefacing      both prefaces (sent without waiting); equal nonces are ILTP_ERR_SAME_NONCE
+ *   establishment  side0 proof, side1 proof, side0 operand Blob, side1 operand Blob (proof
+ *                  assurance Disabled: the zero-row block is sent, a structurally valid Seal or
+ *                  the zero-row block is accepted, no authority is derived)
+ *   rounds         advertisement block, request block, one Blob per peer request, RoundComplete();
+ *                  a round with any request is followed by another; two empty request sets reach
+ *                  fixed point; a local store change at fixed point opens a new round
+ *   re-prefacing   a fresh preface at an item boundary replaces the logical session
+ * Wrong-family, duplicate, unrequested or out-of-order input fails at once
+ * (ILTP_ERR_SESSION_ORDER). Boundary EOF is clean only at fixed point.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct wk_iltp_store_ops {
+    void *ctx;
+    /* True if the store holds the Blob. */
+    bool (*has)(void *ctx, const uint8_t hash[32]);
+    /* Every hash the store holds, sorted by bytes; *hashes is malloc'd and freed by the session. */
+    wk_code (*list)(void *ctx, uint8_t (**hashes)[32], size_t *count, wk_error *err);
+    /* A Blob's data, malloc'd and freed by the session. */
+    wk_code (*get)(void *ctx, const uint8_t hash[32], uint8_t **data, size_t *len, wk_error *err);
+    /* Stores a received Blob whose hash the decoder has verified. */
+    wk_code (*put)(void *ctx, const uint8_t hash[32], const uint8_t *data, size_t len, wk_error *err);
+} wk_iltp_store_ops;
+
+typedef enum wk_iltp_side { WK_ILTP_SIDE0 = 0, WK_ILTP_SIDE1 = 1 } wk_iltp_side;
+
+typedef enum wk_iltp_session_state {
+    WK_ILTP_SESSION_PREFACING = 0,
+    WK_ILTP_SESSION_ESTABLISHING,
+    WK_ILTP_SESSION_ROUND,
+    WK_ILTP_SESSION_FIXED_POINT,
+    WK_ILTP_SESSION_CLOSED,
+    WK_ILTP_SESSION_FAILED
+} wk_iltp_session_state;
+
+typedef struct wk_iltp_session_params {
+    wk_iltp_side side;              /* listener/server side0, connector/client side1 */
+    wk_iltp_form form;              /* WK_ILTP_FORM_1_0 or WK_ILTP_FORM_0_13 */
+    const char *decode;             /* 0.13 offers (NULL: absent) */
+    const char *encode;
+    uint8_t seed[32];               /* carrier nonce seed (nonzero) */
+    wk_iltp_store_ops store;
+    const uint8_t *operand;         /* this side's operand Blob data (copied); NULL: a default */
+    size_t operand_len;
+    uint64_t budget_prefacing;      /* received-control bytes per phase; 0: 64 KiB */
+    uint64_t budget_establishment;  /* 0: 4 MiB */
+    uint64_t budget_round;          /* 0: 256 MiB */
+    uint64_t phase_timeout_ms;      /* 0: no deadline */
+    int level;                      /* compression level (0: the token's default) */
+    const wk_allocator *allocator;
+} wk_iltp_session_params;
+
+typedef struct wk_iltp_session_stats {
+    wk_iltp_encoding enc_in, enc_out;
+    uint64_t items_in, items_out;
+    uint64_t raw_in, raw_out;       /* decoded ILTP bytes */
+    uint64_t wire_in, wire_out;     /* carrier bytes */
+    uint64_t blobs_in, blobs_out;
+    uint64_t rounds;
+    uint64_t sessions;              /* logical sessions started (re-prefacing adds one) */
+} wk_iltp_session_stats;
+
+typedef struct wk_iltp_session wk_iltp_session;
+
+/* Creates a session; the local preface is queued at once. Returns NULL with *err. */
+wk_iltp_session *wk_iltp_session_create(const wk_iltp_session_params *p, uint64_t now_ms, wk_error *err);
+void wk_iltp_session_free(wk_iltp_session *s);
+/* Carrier bytes received: consumes all of in (items are handled as they complete) unless it fails.
+ * WK_NEED_INPUT, or WK_ERROR with the typed failure (the session is then FAILED). */
+wk_result wk_iltp_session_recv(wk_iltp_session *s, wk_in *in, uint64_t now_ms, wk_error *err);
+/* Bytes to send: WK_NEED_OUTPUT when out filled and more is pending, WK_DONE when nothing is
+ * pending now, WK_ERROR on failure. */
+wk_result wk_iltp_session_send(wk_iltp_session *s, wk_out *out, wk_error *err);
+/* True when send has bytes to give. */
+bool wk_iltp_session_wants_send(const wk_iltp_session *s);
+/* The peer's direction ended (rest: unread bytes, may be NULL). WK_OK when clean (boundary EOF at
+ * fixed point, the session becomes CLOSED); ILTP_ERR_PREMATURE_EOF or ILTP_ERR_TRUNCATED. */
+wk_code wk_iltp_session_eof(wk_iltp_session *s, const wk_in *rest, wk_error *err);
+/* Checks the phase deadline. */
+wk_code wk_iltp_session_tick(wk_iltp_session *s, uint64_t now_ms, wk_error *err);
+/* The local store changed: at fixed point a new round starts (our advertisement is queued). */
+void wk_iltp_session_store_changed(wk_iltp_session *s, uint64_t now_ms);
+/* Bounded completion at fixed point: queue the end mark (nothing for identity). */
+wk_code wk_iltp_session_close(wk_iltp_session *s, wk_error *err);
+/* Replaces the logical session from this side: a fresh preface follows the accepted output. */
+wk_code wk_iltp_session_repreface(wk_iltp_session *s, uint64_t now_ms, wk_error *err);
+wk_iltp_session_state wk_iltp_session_state_get(const wk_iltp_session *s);
+const char *wk_iltp_session_state_name(wk_iltp_session_state st);
+void wk_iltp_session_stats_get(const wk_iltp_session *s, wk_iltp_session_stats *out);
+/* True once the local end mark (or, for identity, the close) has been fully written. */
+bool wk_iltp_session_closed_locally(const wk_iltp_session *s);
+
 #ifdef __cplusplus
 }
 #endif

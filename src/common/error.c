@@ -64,6 +64,21 @@ static const code_info table[] = {
     {WK_ERR_ILTP_NONCE_EXHAUSTED, "ILTP_ERR_NONCE_EXHAUSTED", INTEG, false,
      "nonce sequence exhausted"},
     {WK_ERR_ILTP_ADDRESS, "ILTP_ERR_ADDRESS", PEER, false, "invalid address"},
+
+    {WK_ERR_ILTP_SESSION_ORDER, "ILTP_ERR_SESSION_ORDER", PEER, false,
+     "wrong-family, duplicate, unrequested or out-of-order input"},
+    {WK_ERR_ILTP_PREMATURE_EOF, "ILTP_ERR_PREMATURE_EOF", PEER, false,
+     "boundary EOF outside fixed point"},
+    {WK_ERR_ILTP_BUDGET, "ILTP_ERR_BUDGET", PEER, false, "received-control budget exceeded"},
+    {WK_ERR_ILTP_DEADLINE, "ILTP_ERR_DEADLINE", WK_CAT_TRANSPORT, false, "phase deadline passed"},
+    {WK_ERR_ILTP_STORE, "ILTP_ERR_STORE", INTEG, false, "the local store failed"},
+
+    {WK_ERR_HOST_IO, "HOST_ERR_IO", INTEG, false, "local I/O failure"},
+    {WK_ERR_HOST_STORE_CORRUPT, "HOST_ERR_STORE_CORRUPT", INTEG, false,
+     "stored Blob fails its hash"},
+    {WK_ERR_HOST_NOT_FOUND, "HOST_ERR_NOT_FOUND", WK_CAT_USAGE, false, "no Blob with this hash"},
+    {WK_ERR_HOST_HASH_MISMATCH, "HOST_ERR_HASH_MISMATCH", PEER, false,
+     "data does not match the expected hash"},
 };
 #undef PEER
 #undef INTEG

@@ -1,0 +1,104 @@
+/* wirekit host layer: the only part of wirekit that does I/O (files, sockets, clocks).
+ *
+ * It sits on top of the public codec API (common.h, iltp.h) and is split into sections, one per
+ * host facility. Errors use the host range of wk_code (900-999); I/O failures are
+ * HOST_ERR_IO (Integration) with strerror in the message.
+ */
+#ifndef WIREKIT_HOST_H
+#define WIREKIT_HOST_H
+
+#include <wirekit/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* =============================================================================================
+ * Blob store (src/host/store.c): a content-addressed directory of ILTP Blobs.
+ *
+ * A Blob is addressed by its H3 hash: BLAKE3 of its content "Data-Length: N\n\n" + data
+ * (wk_iltp_blob_hash). Layout:
+ *   DIR/blobs/<B64A of the hash, 43 characters>   the raw data bytes (mode 0444 minus umask)
+ *   DIR/blobs/.tmp-<12 characters>                a write in progress, or left by a crash
+ * Every Blob is written atomically: into a fresh temporary in DIR/blobs, fsync, rename to its
+ * final name, fsync DIR/blobs. A crash leaves at most a temporary, never a partial Blob under a
+ * final name. Temporaries are never listed; wk_store_open removes those untouched for
+ * WK_STORE_STALE_SECONDS (an older grace period keeps a concurrent writer's file alive), and
+ * wk_store_gc removes them on demand.
+ *
+ * Data is hash-verified before it is stored (when the caller gives the expected hash) and again
+ * when it is read (unless turned off with wk_store_set_verify). Data over WK_ILTP_BLOB_DATA_CAP
+ * (32 MiB) is refused with ILTP_ERR_BLOB_TOO_LARGE (category Integration).
+ *
+ * Concurrency: several processes, and several threads sharing one wk_store, may use a store at
+ * once (each Blob write is an independent temporary plus rename). A wk_store_writer belongs to
+ * one thread at a time. Files in DIR/blobs whose names are neither canonical 43-character B64A
+ * nor .tmp-* are left alone and ignored.
+ * =========================================================================================== */
+typedef struct wk_store wk_store;
+typedef struct wk_store_writer wk_store_writer;
+
+/* Idle time after which wk_store_open treats a temporary as left by a crash. */
+#define WK_STORE_STALE_SECONDS 3600
+/* Length of a hash's B64A text (a Blob's file name). */
+#define WK_STORE_HASH_TEXT_LEN 43
+
+/* Opens the store at dir. With create, makes dir and dir/blobs when missing (the parent of dir
+ * must exist). Removes (best effort) temporaries idle for WK_STORE_STALE_SECONDS. Returns a handle to free
+ * with wk_store_close, or NULL with *err set (HOST_ERR_IO, e.g. dir/blobs missing without create;
+ * WK_ERR_NOMEM). dir is copied. */
+wk_store *wk_store_open(const char *dir, bool create, wk_error *err);
+/* Closes the store (NULL is fine). Writers begun on it must be committed or aborted first. */
+void wk_store_close(wk_store *s);
+/* Turns hash verification of wk_store_get on (the default) or off. */
+void wk_store_set_verify(wk_store *s, bool verify);
+/* Removes temporaries in dir/blobs idle for at least max_age_seconds (0: every temporary; only
+ * safe when no writer is active on the store). *removed (may be NULL) gets the count. Returns
+ * WK_OK or HOST_ERR_IO (removal continues past a failing entry; the first failure is reported). */
+wk_code wk_store_gc(wk_store *s, uint64_t max_age_seconds, size_t *removed, wk_error *err);
+
+/* Stores data[0..len) as a Blob. If expect_hash is non-NULL the data's hash must equal it,
+ * otherwise HOST_ERR_HASH_MISMATCH (PeerProtocol) and nothing is written. The hash goes to
+ * out_hash (may be NULL). Idempotent: when a file with exactly these bytes is already stored,
+ * nothing is written and *existed (may be NULL) is true; a present but damaged file is replaced.
+ * Errors: ILTP_ERR_BLOB_TOO_LARGE (Integration), HOST_ERR_HASH_MISMATCH, HOST_ERR_IO,
+ * WK_ERR_NOMEM. data may be NULL when len is 0. */
+wk_code wk_store_put(wk_store *s, const uint8_t *data, size_t len, const uint8_t *expect_hash,
+                     uint8_t out_hash[32], bool *existed, wk_error *err);
+
+/* Streaming write of one Blob of exactly len data bytes, hashed as it arrives: begin, any number
+ * of writes, then commit or abort. Returns NULL with *err set (ILTP_ERR_BLOB_TOO_LARGE,
+ * HOST_ERR_IO, WK_ERR_NOMEM). The temporary exists from begin until commit or abort. */
+wk_store_writer *wk_store_writer_begin(wk_store *s, uint64_t len, wk_error *err);
+/* Appends p[0..n) (copied to the file, not kept). More than the declared length in total is
+ * WK_ERR_ARG. After any error the writer is failed: its temporary is already removed and the
+ * only valid calls are commit (which returns WK_ERR_STATE) and abort. */
+wk_code wk_store_writer_write(wk_store_writer *w, const uint8_t *p, size_t n, wk_error *err);
+/* Finishes the Blob and frees the writer whatever the result. Refuses (removing the temporary) a
+ * byte count other than the declared length (WK_ERR_ARG) and, when expect_hash is non-NULL, a
+ * hash other than expect_hash (HOST_ERR_HASH_MISMATCH, PeerProtocol). On WK_OK the Blob is
+ * stored and durable, its hash in out_hash (may be NULL). */
+wk_code wk_store_writer_commit(wk_store_writer *w, const uint8_t *expect_hash, uint8_t out_hash[32],
+                               wk_error *err);
+/* Removes the temporary and frees the writer (NULL is fine). */
+void wk_store_writer_abort(wk_store_writer *w);
+
+/* True if a Blob file for hash is present (its content is not read). */
+bool wk_store_has(wk_store *s, const uint8_t hash[32]);
+/* Reads the Blob with this hash into a malloc'd buffer (*data; the caller frees it; never NULL on
+ * success, even for an empty Blob) of *len bytes. Verifies the hash unless turned off.
+ * Errors: HOST_ERR_NOT_FOUND (Usage: no such Blob), HOST_ERR_STORE_CORRUPT (Integration: the
+ * file is not a regular file, is over 32 MiB, or fails its hash), HOST_ERR_IO, WK_ERR_NOMEM. */
+wk_code wk_store_get(wk_store *s, const uint8_t hash[32], uint8_t **data, size_t *len, wk_error *err);
+/* Lists the hashes of the stored Blobs, sorted by hash bytes (which is also B64A text order):
+ * *hashes is a malloc'd array of *count hashes (the caller frees it; NULL when count is 0).
+ * Only regular files named by canonical 43-character B64A count; nothing is read or verified.
+ * Errors: HOST_ERR_IO, WK_ERR_NOMEM. */
+wk_code wk_store_list(wk_store *s, uint8_t (**hashes)[32], size_t *count, wk_error *err);
+
+/* ===== end of Blob store ==================================================================== */
+
+#ifdef __cplusplus
+}
+#endif
+#endif
