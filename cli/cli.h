@@ -28,6 +28,7 @@ int wk_cli_b64a(int argc, char **argv);
 int wk_cli_iltp_demo(int argc, char **argv);
 int wk_cli_iltp_items(int argc, char **argv);
 int wk_cli_iltp_blob(int argc, char **argv);
+int wk_cli_iltp_sync(int argc, char **argv);
 
 /* Prints "wirekit MODULE: one line per command" for a command table. */
 void wk_cli_print_commands(FILE *f, const char *module, const wk_cli_command *cmds, size_t n);
@@ -57,4 +58,7 @@ bool wk_cli_write(const void *p, size_t n);
 bool wk_cli_is_help(const char *arg);
 int wk_cli_iltp_nonce(int argc, char **argv);   /* wirekit iltp nonce (Lace-060) */
 int wk_cli_iltp_address(int argc, char **argv); /* wirekit iltp address (Lace-060) */
+int wk_cli_iltp_put(int argc, char **argv); /* wirekit iltp put --store DIR (host Blob store) */
+int wk_cli_iltp_ls(int argc, char **argv);  /* wirekit iltp ls --store DIR */
+int wk_cli_iltp_get(int argc, char **argv); /* wirekit iltp get --store DIR HASH */
 #endif

@@ -268,6 +268,10 @@ static const wk_cli_command cmds[] = {
     {"blob", "< DATA: the canonical H3 Blob record for stdin", wk_cli_iltp_blob},
     {"nonce", "--seed HEX64 [--sequence N] [--peer B64A] [--json]: the Lace-060 session nonce", wk_cli_iltp_nonce},
     {"address", "ADDRESS [--json]: parse a Lace-060 address; its fields and canonical form", wk_cli_iltp_address},
+    {"sync", "(--listen|--connect) ADDR --store DIR [...]: Blob sync sessions over stdio, unix:, tcp:", wk_cli_iltp_sync},
+    {"put", "--store DIR < FILE: store stdin as a Blob, print its hash", wk_cli_iltp_put},
+    {"ls", "--store DIR: the store's Blob hashes, one per line", wk_cli_iltp_ls},
+    {"get", "--store DIR HASH: write the Blob's data", wk_cli_iltp_get},
     {"demo", "a stream round trip between two endpoints: sizes and selected encodings", wk_cli_iltp_demo},
 };
 

@@ -8,6 +8,8 @@
 #define WIREKIT_HOST_H
 
 #include <wirekit/common.h>
+#include <wirekit/iltp.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -97,6 +99,31 @@ wk_code wk_store_get(wk_store *s, const uint8_t hash[32], uint8_t **data, size_t
 wk_code wk_store_list(wk_store *s, uint8_t (**hashes)[32], size_t *count, wk_error *err);
 
 /* ===== end of Blob store ==================================================================== */
+
+/* ---------------------------------------------------------------------------------------------
+ * Blob sync over carriers (src/host/sync.c, libuv): `wirekit iltp sync`. A listener (side0)
+ * serves many concurrent sessions in one event loop, or one with `once`; a connector (side1)
+ * runs one session to fixed point and closes cleanly. Nonce seeds come from getrandom().
+ * ------------------------------------------------------------------------------------------- */
+typedef struct wk_host_sync_opts {
+    wk_iltp_address addr;            /* stdio, unix: or tcp: */
+    bool listen;                     /* listen (side0) or connect (side1) */
+    bool once;                       /* listener: serve one session, then return */
+    const char *store_dir;           /* the Blob store (created if missing) */
+    const char *decode, *encode;     /* offers for the 0.13 form (NULL: none) */
+    wk_iltp_form form;               /* 0: 0.13 */
+    int level;                       /* compression level, 0: default */
+    uint64_t phase_timeout_ms;       /* 0: none */
+    uint64_t budget_prefacing, budget_establishment, budget_round; /* 0: defaults */
+    bool verbose;                    /* one line per read on log */
+    FILE *log;                       /* summaries and errors (NULL: stderr) */
+    FILE *out;                       /* "listening on ADDR" (NULL: stdout) */
+} wk_host_sync_opts;
+
+/* Runs the event loop until the connector's session ends, or the listener is done (`once`) or
+ * stopped. Returns the exit status of the last session: 0 clean, 2 peer protocol failure,
+ * 4 transport failure, 1 local failure (with *err for failures before any session). */
+int wk_host_sync_run(const wk_host_sync_opts *o, wk_error *err);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,82 @@
+/* wirekit iltp sync: Blob sync sessions over stdio, unix: and tcp: carriers. */
+#include "cli.h"
+#include <wirekit/host.h>
+#include <string.h>
+
+int wk_cli_iltp_sync(int argc, char **argv)
+{
+    wk_host_sync_opts o;
+    memset(&o, 0, sizeof o);
+    const char *addr = NULL;
+    uint64_t v;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool more = i + 1 < argc;
+        if (wk_cli_is_help(a)) {
+            printf("usage: wirekit iltp sync (--listen ADDR | --connect ADDR) --store DIR [options]\n"
+                   "Content-addressed Blob sync: after a session both stores hold the union.\n"
+                   "  --listen ADDR       serve sessions (side0); prints 'listening on ADDR' first\n"
+                   "  --connect ADDR      run one session to fixed point and close (side1)\n"
+                   "  --store DIR         the Blob store (created if missing)\n"
+                   "  --once              with --listen: serve one session, then exit\n"
+                   "  --encode LIST       encodings we produce, most preferred first (0.13 form;\n"
+                   "                      default zstd20c,deflate12c; '' offers none)\n"
+                   "  --decode LIST       encodings we decode (default deflate12c,zstd20c)\n"
+                   "  --form 1.0|0.13     preface form (default 0.13)\n"
+                   "  --level N           compression level\n"
+                   "  --timeout-ms N      phase deadline (default 30000, 0 = none)\n"
+                   "  --verbose           report reads as they pass\n"
+                   "ADDR: stdio, unix:/abs/path, tcp:host[:port] (default port 4790; port 0 picks one).\n"
+                   "Exit: 0 clean, 1 local failure, 2 peer protocol failure, 4 transport failure.\n");
+            return 0;
+        } else if ((strcmp(a, "--listen") == 0 || strcmp(a, "--connect") == 0) && more) {
+            if (addr) return wk_cli_usage("give one of --listen and --connect");
+            o.listen = a[2] == 'l';
+            addr = argv[++i];
+        } else if (strcmp(a, "--store") == 0 && more) {
+            o.store_dir = argv[++i];
+        } else if (strcmp(a, "--once") == 0) {
+            o.once = true;
+        } else if (strcmp(a, "--encode") == 0 && more) {
+            o.encode = argv[++i];
+        } else if (strcmp(a, "--decode") == 0 && more) {
+            o.decode = argv[++i];
+        } else if (strcmp(a, "--form") == 0 && more) {
+            const char *f = argv[++i];
+            if (strcmp(f, "1.0") == 0) o.form = WK_ILTP_FORM_1_0;
+            else if (strcmp(f, "0.13") == 0) o.form = WK_ILTP_FORM_0_13;
+            else return wk_cli_usage("--form takes 1.0 or 0.13");
+        } else if (strcmp(a, "--level") == 0 && more) {
+            if (!wk_cli_parse_u64(argv[++i], 0, 19, &v)) return wk_cli_usage("bad --level");
+            o.level = (int)v;
+        } else if (strcmp(a, "--timeout-ms") == 0 && more) {
+            if (!wk_cli_parse_u64(argv[++i], 0, 86400000, &v)) return wk_cli_usage("bad --timeout-ms");
+            o.phase_timeout_ms = v;
+        } else if (strcmp(a, "--verbose") == 0) {
+            o.verbose = true;
+        } else {
+            return wk_cli_usage("wirekit iltp sync: unknown or incomplete option '%s'", a);
+        }
+    }
+    if (!addr) return wk_cli_usage("wirekit iltp sync needs --listen ADDR or --connect ADDR");
+    if (!o.store_dir) return wk_cli_usage("wirekit iltp sync needs --store DIR");
+    /* offer every encoding we implement unless told otherwise ("" offers none) */
+    if (!o.decode) o.decode = "deflate12c,zstd20c";
+    if (!o.encode) o.encode = "zstd20c,deflate12c";
+    bool timeout_given = false;
+    for (int i = 1; i < argc; i++) if (strcmp(argv[i], "--timeout-ms") == 0) timeout_given = true;
+    if (!timeout_given) o.phase_timeout_ms = 30000;
+    wk_error err;
+    if (wk_iltp_address_parse(addr, strlen(addr), &o.addr, &err) != WK_OK) {
+        err.category = WK_CAT_USAGE;
+        wk_cli_fail(&err);
+        return WK_EXIT_USAGE;
+    }
+    wk_error_clear(&err);
+    int rc = wk_host_sync_run(&o, &err);
+    if (rc != 0 && err.code != WK_OK) {
+        char line[256];
+        fprintf(stderr, "%s\n", wk_error_format(&err, line, sizeof line));
+    }
+    return rc;
+}

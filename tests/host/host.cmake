@@ -1,0 +1,8 @@
+# Host layer tests; included from tests/CMakeLists.txt (after wk_test is defined).
+wk_test(test_host_store host/test_store.c)
+if(TARGET wirekit_host) # the host layer as its own library; else its sources are in wirekit_static
+  target_link_libraries(test_host_store PRIVATE wirekit_host)
+endif()
+add_test(NAME host_store COMMAND test_host_store)
+add_test(NAME host_store_cli
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/host/store_cli_test.sh $<TARGET_FILE:wirekit_cli>)
