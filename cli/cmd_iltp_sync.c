@@ -2,6 +2,7 @@
 #include "cli.h"
 #include <wirekit/host.h>
 #include <string.h>
+#include <unistd.h>
 
 int wk_cli_iltp_sync(int argc, char **argv)
 {
@@ -25,7 +26,9 @@ int wk_cli_iltp_sync(int argc, char **argv)
                    "  --form 1.0|0.13     preface form (default 0.13)\n"
                    "  --level N           compression level\n"
                    "  --timeout-ms N      phase deadline (default 30000, 0 = none)\n"
-                   "  --verbose           report reads as they pass\n"
+                   "  --budget-prefacing N, --budget-establishment N, --budget-round N\n"
+                   "                      received-control bytes per phase (defaults 64 KiB, 4 MiB, 256 MiB)\n"
+                   "  --verbose           print each item as it passes\n"
                    "ADDR: stdio, unix:/abs/path, tcp:host[:port] (default port 4790; port 0 picks one).\n"
                    "Exit: 0 clean, 1 local failure, 2 peer protocol failure, 4 transport failure.\n");
             return 0;
@@ -54,6 +57,12 @@ int wk_cli_iltp_sync(int argc, char **argv)
             o.phase_timeout_ms = v;
         } else if (strcmp(a, "--verbose") == 0) {
             o.verbose = true;
+        } else if ((strcmp(a, "--budget-prefacing") == 0 || strcmp(a, "--budget-establishment") == 0 ||
+                    strcmp(a, "--budget-round") == 0) && more) {
+            if (!wk_cli_parse_u64(argv[++i], 1, UINT64_MAX, &v)) return wk_cli_usage("bad %s", a);
+            if (a[9] == 'p') o.budget_prefacing = v;
+            else if (a[9] == 'e') o.budget_establishment = v;
+            else o.budget_round = v;
         } else {
             return wk_cli_usage("wirekit iltp sync: unknown or incomplete option '%s'", a);
         }
@@ -66,6 +75,7 @@ int wk_cli_iltp_sync(int argc, char **argv)
     bool timeout_given = false;
     for (int i = 1; i < argc; i++) if (strcmp(argv[i], "--timeout-ms") == 0) timeout_given = true;
     if (!timeout_given) o.phase_timeout_ms = 30000;
+    o.progress = isatty(2);
     wk_error err;
     if (wk_iltp_address_parse(addr, strlen(addr), &o.addr, &err) != WK_OK) {
         err.category = WK_CAT_USAGE;

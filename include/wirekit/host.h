@@ -115,7 +115,8 @@ typedef struct wk_host_sync_opts {
     int level;                       /* compression level, 0: default */
     uint64_t phase_timeout_ms;       /* 0: none */
     uint64_t budget_prefacing, budget_establishment, budget_round; /* 0: defaults */
-    bool verbose;                    /* one line per read on log */
+    bool verbose;                    /* one line per item as it passes, on log */
+    bool progress;                   /* a progress line on log while transferring (a terminal) */
     FILE *log;                       /* summaries and errors (NULL: stderr) */
     FILE *out;                       /* "listening on ADDR" (NULL: stdout) */
 } wk_host_sync_opts;

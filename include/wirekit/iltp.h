@@ -544,6 +544,10 @@ typedef struct wk_iltp_session_params {
     uint64_t phase_timeout_ms;      /* 0: no deadline */
     int level;                      /* compression level (0: the token's default) */
     const wk_allocator *allocator;
+    /* Optional: called with one line per item as it passes (incoming when decoded, outgoing when
+     * queued), e.g. "facts 4 advertisement" or "record B <hash> 1024 response". */
+    void (*trace)(void *ctx, bool outgoing, const char *line);
+    void *trace_ctx;
 } wk_iltp_session_params;
 
 typedef struct wk_iltp_session_stats {

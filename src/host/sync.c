@@ -47,6 +47,7 @@ struct server {
     int next_id, finished, ok, active;
     int status;                  /* exit status of the last finished session */
     bool stop;
+    bool progress_shown;
     uv_connect_t creq;
 };
 
@@ -80,6 +81,7 @@ static void summary(conn *c, const char *outcome)
     wk_iltp_session_stats st;
     wk_iltp_session_stats_get(c->s, &st);
     FILE *f = c->srv->o->log ? c->srv->o->log : stderr;
+    if (c->srv->progress_shown) { fputc('\n', f); c->srv->progress_shown = false; }
     fprintf(f, "session %d send: %s, %llu items, %llu raw bytes, %llu wire bytes, %llu Blobs; %s\n", c->id,
             wk_iltp_encoding_token(st.enc_out), (unsigned long long)st.items_out, (unsigned long long)st.raw_out,
             (unsigned long long)st.wire_out, (unsigned long long)st.blobs_out, outcome);
@@ -188,12 +190,6 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
             fail_conn(c, &e);
             return;
         }
-        if (c->srv->o->verbose) {
-            /* progress is reported by the summary; verbose shows the state */
-            FILE *f = c->srv->o->log ? c->srv->o->log : stderr;
-            fprintf(f, "session %d: %zd bytes in, %s\n", c->id, n,
-                    wk_iltp_session_state_name(wk_iltp_session_state_get(c->s)));
-        }
         pump(c);
         return;
     }
@@ -276,11 +272,38 @@ static void pump(conn *c)
 static void on_timer(uv_timer_t *t)
 {
     server *sv = t->data;
+    if (sv->o->progress && !sv->o->verbose) {
+        uint64_t in = 0, out = 0;
+        int n = 0;
+        for (conn *c = sv->conns; c; c = c->next) {
+            if (c->done) continue;
+            wk_iltp_session_stats st;
+            wk_iltp_session_stats_get(c->s, &st);
+            in += st.wire_in;
+            out += st.wire_out;
+            n++;
+        }
+        if (n && in + out > (1u << 20)) {
+            FILE *f = sv->o->log ? sv->o->log : stderr;
+            fprintf(f, "\r%d session%s: received %.1f MiB, sent %.1f MiB   ", n, n == 1 ? "" : "s",
+                    (double)in / 1048576.0, (double)out / 1048576.0);
+            fflush(f);
+            sv->progress_shown = true;
+        }
+    }
     for (conn *c = sv->conns; c; c = c->next) {
         if (c->done) continue;
         wk_error e;
         if (wk_iltp_session_tick(c->s, now_ms(sv), &e) != WK_OK) fail_conn(c, &e);
     }
+}
+
+static void on_trace(void *ctx, bool outgoing, const char *line)
+{
+    conn *c = ctx;
+    FILE *f = c->srv->o->log ? c->srv->o->log : stderr;
+    if (c->srv->progress_shown) { fputc('\n', f); c->srv->progress_shown = false; }
+    fprintf(f, "session %d %s %s\n", c->id, outgoing ? "->" : "<-", line);
 }
 
 static conn *new_conn(server *sv, wk_iltp_side side, wk_error *err)
@@ -310,6 +333,10 @@ static conn *new_conn(server *sv, wk_iltp_side side, wk_error *err)
     p.budget_establishment = sv->o->budget_establishment;
     p.budget_round = sv->o->budget_round;
     p.level = sv->o->level;
+    if (sv->o->verbose) {
+        p.trace = on_trace;
+        p.trace_ctx = c;
+    }
     c->s = wk_iltp_session_create(&p, now_ms(sv), err);
     if (!c->s) {
         free(c);

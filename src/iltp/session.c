@@ -12,6 +12,7 @@
  * - The phase deadline restarts whenever the phase changes (a new round is a new phase).
  */
 #include "iltp_internal.h"
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,27 @@ static void hset_clear(hset *h) { h->n = 0; }
 static void hset_free(hset *h) { free(h->v); h->v = NULL; h->n = h->cap = 0; }
 
 /* ------------------------------------------------------------------------------------------- */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void trace(const wk_iltp_session *s, bool outgoing, const char *fmt, ...)
+{
+    if (!s->p.trace) return;
+    char line[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    s->p.trace(s->p.trace_ctx, outgoing, line);
+}
+
+static const char *hash_text(const uint8_t h[32], char out[44])
+{
+    wk_b64a_encode(h, 32, out);
+    out[43] = 0;
+    return out;
+}
+
 static wk_result sfail(wk_iltp_session *s, wk_error *err, const wk_error *e)
 {
     s->state = WK_ILTP_SESSION_FAILED;
@@ -263,6 +285,7 @@ static wk_code round_start(wk_iltp_session *s, uint64_t now, wk_error *err)
     free(refs);
     free(args);
     if (c == WK_OK) s->adv_sent = true;
+    trace(s, true, "facts %zu advertisement (round %llu)", rows, (unsigned long long)s->st.rounds);
     return c;
 }
 
@@ -335,6 +358,7 @@ static wk_result on_advertisement(wk_iltp_session *s, const wk_iltp_item *it, wk
     free(f); free(refs); free(args);
     if (c != WK_OK) return sfail(s, err, &e);
     s->req_sent = true;
+    trace(s, true, "facts %zu request", s->our_req.n);
     return WK_DONE;
 }
 
@@ -371,6 +395,7 @@ static wk_result settle(wk_iltp_session *s, uint64_t now, wk_error *err)
         wk_error e;
         if (queue_ctl(s, "RoundComplete()\n\n", 17, &e) != WK_OK) return sfail(s, err, &e);
         s->fence_sent = true;
+        trace(s, true, "facts 1 fence");
     }
     if (s->fence_sent && s->peer_fence) {
         if (s->our_req.n || s->peer_req_set.n) {
@@ -438,6 +463,7 @@ static wk_result on_establishment(wk_iltp_session *s, const wk_iltp_item *it, ui
             wk_error e;
             if (queue_ctl(s, "\n", 1, &e) != WK_OK) return sfail(s, err, &e);
             s->sent_proof = true;
+            trace(s, true, "facts 0 proof");
         } else {
             size_t need = wk_iltp_blob_record_size(s->operand_len);
             uint8_t *b = malloc(need);
@@ -450,6 +476,7 @@ static wk_result on_establishment(wk_iltp_session *s, const wk_iltp_item *it, ui
             }
             free(b);
             s->sent_operand = true;
+            trace(s, true, "record B operand %zu", s->operand_len);
         }
         return WK_DONE;
     }
@@ -467,6 +494,7 @@ static wk_result on_establishment(wk_iltp_session *s, const wk_iltp_item *it, ui
         }
         free(b);
         s->sent_operand = true;
+        trace(s, true, "record B operand %zu", s->operand_len);
     }
     wk_error e;
     if (round_start(s, now, &e) != WK_OK) return sfail(s, err, &e);
@@ -508,6 +536,7 @@ static wk_result on_preface(wk_iltp_session *s, const wk_iltp_item *it, uint64_t
     if (s->p.side == WK_ILTP_SIDE0) {
         if (queue_ctl(s, "\n", 1, &e) != WK_OK) return sfail(s, err, &e);
         s->sent_proof = true;
+        trace(s, true, "facts 0 proof");
     }
     return WK_DONE;
 }
@@ -551,6 +580,12 @@ wk_result wk_iltp_session_recv(wk_iltp_session *s, wk_in *in, uint64_t now_ms, w
         if (r == WK_NEED_INPUT) return WK_NEED_INPUT;
         s->st.items_in++;
         s->st.raw_in += it.len;
+        if (s->p.trace) {
+            char h[44];
+            if (it.kind == WK_ILTP_ITEM_PREFACE) trace(s, false, "preface nonce=%s", hash_text(it.preface.nonce, h));
+            else if (it.kind == WK_ILTP_ITEM_FACTS) trace(s, false, "facts %zu", it.rows);
+            else trace(s, false, "record %c %s %zu", it.record.type, hash_text(it.record.blob.hash, h), it.record.blob.len);
+        }
         if (it.kind == WK_ILTP_ITEM_PREFACE) {
             if (on_preface(s, &it, now_ms, err) != WK_DONE) return WK_ERROR;
             continue;
@@ -663,6 +698,10 @@ wk_result wk_iltp_session_send(wk_iltp_session *s, wk_out *out, wk_error *err)
                     free(data);
                     s->st.items_out++;
                     s->st.blobs_out++;
+                    if (s->p.trace) {
+                        char ht[44];
+                        trace(s, true, "record B %s %zu response", hash_text(h, ht), dl);
+                    }
                 }
                 s->batch_len = len;
                 s->cur = (wk_in){s->batch, len, 0};
