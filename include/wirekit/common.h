@@ -184,6 +184,8 @@ typedef struct wk_alloc_counter {
     uint64_t count; /* number of successful allocations */
 } wk_alloc_counter;
 wk_allocator wk_counting_allocator(wk_alloc_counter *counter);
+/* *a when it names both functions, else an allocator over malloc/free. */
+wk_allocator wk_allocator_or_default(const wk_allocator *a);
 
 /* ---------------------------------------------------------------------------------------------
  * BLAKE3 (hash, keyed hash, derive key, extended output). Written here: no Debian package ships

@@ -36,3 +36,22 @@ wk_allocator wk_counting_allocator(wk_alloc_counter *counter)
     wk_allocator a = {count_alloc, count_free, counter};
     return a;
 }
+
+static void *std_alloc(void *opaque, size_t size)
+{
+    (void)opaque;
+    return malloc(size);
+}
+
+static void std_free(void *opaque, void *ptr)
+{
+    (void)opaque;
+    free(ptr);
+}
+
+wk_allocator wk_allocator_or_default(const wk_allocator *a)
+{
+    if (a && a->alloc && a->free) return *a;
+    wk_allocator d = {std_alloc, std_free, NULL};
+    return d;
+}

@@ -11,14 +11,6 @@
 
 #define DBUF 65536 /* decoded bytes waiting for the item decoder */
 
-static void *std_alloc(void *o, size_t n) { (void)o; return malloc(n); }
-static void std_free(void *o, void *p) { (void)o; free(p); }
-static wk_allocator pick(const wk_allocator *a)
-{
-    if (a && a->alloc && a->free) return *a;
-    wk_allocator d = {std_alloc, std_free, NULL};
-    return d;
-}
 
 struct wk_iltp_reader {
     wk_allocator alloc;
@@ -38,7 +30,7 @@ struct wk_iltp_reader {
 
 wk_iltp_reader *wk_iltp_reader_create(const wk_iltp_stack_params *params, wk_error *err)
 {
-    wk_allocator a = pick(params ? params->allocator : NULL);
+    wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
     wk_iltp_reader *r = a.alloc(a.opaque, sizeof *r);
     if (!r) {
         wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "reader allocation failed");
@@ -251,7 +243,7 @@ struct wk_iltp_writer {
 
 wk_iltp_writer *wk_iltp_writer_create(const wk_iltp_stack_params *params, wk_error *err)
 {
-    wk_allocator a = pick(params ? params->allocator : NULL);
+    wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
     wk_iltp_writer *w = a.alloc(a.opaque, sizeof *w);
     if (!w) {
         wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "writer allocation failed");

@@ -44,15 +44,11 @@ struct wk_iltp_item_decoder {
     wk_blake3_hasher h;
 };
 
-static void *std_alloc(void *o, size_t n) { (void)o; return malloc(n); }
-static void std_free(void *o, void *p) { (void)o; free(p); }
 
 wk_iltp_item_decoder *wk_iltp_item_decoder_create(const wk_iltp_item_decoder_params *params,
                                                   wk_error *err)
 {
-    wk_allocator a = {std_alloc, std_free, NULL};
-    if (params && params->allocator && params->allocator->alloc && params->allocator->free)
-        a = *params->allocator;
+    wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
     wk_iltp_item_decoder *d = a.alloc(a.opaque, sizeof *d);
     if (!d) {
         wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "item decoder allocation failed");

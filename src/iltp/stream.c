@@ -13,16 +13,6 @@
 /* ---------------------------------------------------------------------------------------------
  * Allocation through the caller's allocator
  * ------------------------------------------------------------------------------------------- */
-static void *std_alloc(void *opaque, size_t size) { (void)opaque; return malloc(size); }
-static void std_free(void *opaque, void *ptr) { (void)opaque; free(ptr); }
-
-static wk_allocator pick_allocator(const wk_allocator *a)
-{
-    if (a && a->alloc && a->free) return *a;
-    wk_allocator d = {std_alloc, std_free, NULL};
-    return d;
-}
-
 static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
 {
     const wk_allocator *a = opaque;
@@ -135,7 +125,7 @@ wk_iltp_encoder *wk_iltp_encoder_create(wk_iltp_encoding enc, const wk_iltp_enco
         wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "zstd20c level must be 1..19");
         return NULL;
     }
-    wk_allocator a = pick_allocator(params ? params->allocator : NULL);
+    wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
     wk_iltp_encoder *e = a.alloc(a.opaque, sizeof *e);
     if (!e) {
         wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "encoder allocation failed");
@@ -392,7 +382,7 @@ wk_iltp_decoder *wk_iltp_decoder_create(wk_iltp_encoding enc, const wk_allocator
         wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "unknown encoding");
         return NULL;
     }
-    wk_allocator a = pick_allocator(allocator);
+    wk_allocator a = wk_allocator_or_default(allocator);
     wk_iltp_decoder *d = a.alloc(a.opaque, sizeof *d);
     if (!d) {
         wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "decoder allocation failed");
