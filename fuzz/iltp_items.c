@@ -24,16 +24,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
         }                                                                                         \
     } while (0)
 
-typedef struct rec { wk_iltp_item_kind kind; size_t len; size_t rows; char type; } rec;
+typedef struct rec { wk_iltp_item_kind kind; size_t len; size_t rows; char type; uint64_t off; } rec;
 #define MAX_ITEMS 4096
 
 /* Raw item decoding of p[0..n) in chunks; fills items, returns the count, *fail the error code
  * (WK_OK if none) and *fin the finish verdict. */
-static size_t raw_items(const uint8_t *p, size_t n, size_t chunk, size_t cap, rec *items, wk_code *fail,
-                        wk_code *fin)
+static size_t raw_items(const uint8_t *p, size_t n, size_t chunk, size_t cap, wk_iltp_form form, rec *items,
+                        wk_code *fail, wk_code *fin)
 {
     wk_error e;
-    wk_iltp_item_decoder_params prm = {WK_ILTP_FORM_ANY, cap, NULL};
+    wk_iltp_item_decoder_params prm = {form, cap, NULL};
     wk_iltp_item_decoder *d = wk_iltp_item_decoder_create(&prm, &e);
     CHECK(d);
     size_t k = 0, pos = 0;
@@ -61,7 +61,7 @@ static size_t raw_items(const uint8_t *p, size_t n, size_t chunk, size_t cap, re
                 CHECK(it.record.blob.len <= WK_ILTP_BLOB_DATA_CAP);
                 if (it.record.type == 'B') CHECK(wk_iltp_record_hash_ok(&it.record));
             }
-            if (k < MAX_ITEMS) items[k] = (rec){it.kind, it.len, it.rows, it.record.type};
+            if (k < MAX_ITEMS) items[k] = (rec){it.kind, it.len, it.rows, it.record.type, it.offset};
             k++;
             off += it.len;
         }
@@ -86,11 +86,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const uint8_t *p = data + 2;
     size_t n = size - 2;
     wk_code fail, fin;
-    size_t na = raw_items(p, n, chunk, cap, a, &fail, &fin);
+    wk_iltp_form form = mode == 0 ? WK_ILTP_FORM_ANY : WK_ILTP_FORM_1_0; /* the reader's form */
+    size_t na = raw_items(p, n, chunk, cap, form, a, &fail, &fin);
     if (mode == 0) {
         /* the same result whole */
         wk_code f2, fin2;
-        size_t nb = raw_items(p, n, n ? n : 1, cap, b, &f2, &fin2);
+        size_t nb = raw_items(p, n, n ? n : 1, cap, form, b, &f2, &fin2);
         CHECK(nb == na && f2 == fail && fin2 == fin);
         for (size_t i = 0; i < na && i < MAX_ITEMS; i++)
             CHECK(a[i].kind == b[i].kind && a[i].len == b[i].len && a[i].rows == b[i].rows);
@@ -150,9 +151,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(fail == WK_OK && k == na);
         CHECK((rf == WK_OK) == (fin == WK_OK));
     } else {
-        /* the reader fails where the plain decoder failed, or at a plain preface */
-        bool at_preface = k < na && a[k].kind == WK_ILTP_ITEM_PREFACE && enc != WK_ILTP_IDENTITY;
-        if (at_preface) CHECK(rfail == WK_ERR_ILTP_PREFACE_ENCODED);
+        /* the reader fails where the plain decoder failed, or at a preface lead in the plain
+         * bytes (refused at once under compression, whatever follows it) */
+        if (rfail == WK_ERR_ILTP_PREFACE_ENCODED) {
+            static const uint8_t knot[5] = {0xF0, 0x9F, 0xAA, 0xA2, ':'};
+            uint64_t off = k == 0 ? 0 : a[k - 1].off + a[k - 1].len;
+            CHECK(enc != WK_ILTP_IDENTITY && k <= na && k < MAX_ITEMS);
+            CHECK(off + 5 <= n && memcmp(p + off, knot, 5) == 0);
+        } else if (k < na && a[k].kind == WK_ILTP_ITEM_PREFACE && enc != WK_ILTP_IDENTITY) CHECK(false);
         else if (fail != WK_OK) CHECK(k == na && rfail == fail);
         else CHECK(rfail == WK_ERR_ILTP_TRUNCATED && fin != WK_OK && k == na); /* end mark inside an item */
     }

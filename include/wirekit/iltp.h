@@ -355,6 +355,9 @@ wk_result wk_iltp_blob_encode(const uint8_t *data, size_t len, wk_out *out, wk_e
 /* Only a preface may come next (before the first preface, and after an end mark): any other
  * leading byte is refused at once with ILTP_ERR_ITEM_LEAD. Cleared by the next item. */
 void wk_iltp_item_decoder_expect_preface(wk_iltp_item_decoder *d);
+/* Prefaces are refused (inside a compressed stream): the complete preface lead at an item
+ * boundary is ILTP_ERR_PREFACE_ENCODED at once, without parsing the rest. */
+void wk_iltp_item_decoder_forbid_preface(wk_iltp_item_decoder *d, bool forbid);
 
 /* ---------------------------------------------------------------------------------------------
  * The stack, one object per direction: raw preface, then the session's encoding, then items;

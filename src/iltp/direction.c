@@ -97,6 +97,7 @@ wk_code wk_iltp_reader_begin(wk_iltp_reader *r, wk_iltp_encoding enc, wk_error *
     }
     r->dpos = r->dlen = 0;
     wk_iltp_item_decoder_reset(r->items);
+    wk_iltp_item_decoder_forbid_preface(r->items, enc != WK_ILTP_IDENTITY);
     r->session_start = r->consumed;
     r->after_end = false;
     r->phase = WK_ILTP_READER_SESSION;
@@ -137,6 +138,7 @@ static wk_result compressed_items(wk_iltp_reader *r, wk_in *in, wk_iltp_item *it
         wk_result res = wk_iltp_item_decode(r->items, &din, item, &e);
         r->dpos = din.pos;
         if (res == WK_ERROR) {
+            if (e.code == WK_ERR_ILTP_PREFACE_ENCODED) return rfail(r, err, &e);
             char m[sizeof e.msg];
             snprintf(m, sizeof m, "%s", e.msg);
             snprintf(e.msg, sizeof e.msg, "%.80s (decoded %s stream offset)", m, wk_iltp_encoding_token(r->enc));
@@ -168,6 +170,7 @@ static wk_result compressed_items(wk_iltp_reader *r, wk_in *in, wk_iltp_item *it
             r->after_end = true;
             r->session_start = r->consumed;
             wk_iltp_item_decoder_reset(r->items);
+            wk_iltp_item_decoder_forbid_preface(r->items, false);
             wk_iltp_item_decoder_expect_preface(r->items);
             return raw_items(r, in, item, err);
         }

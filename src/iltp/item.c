@@ -24,6 +24,7 @@ struct wk_iltp_item_decoder {
     wk_error failure;
     bool expect_operand;   /* announced for the next item */
     bool expect_preface;   /* only a preface may come next */
+    bool forbid_preface;   /* prefaces are refused (compressed stream) */
     bool operand;          /* the current item is an operand */
     size_t emitted;        /* length of the item returned by the previous call, to discard */
     /* fact block */
@@ -94,6 +95,7 @@ void wk_iltp_item_decoder_reset(wk_iltp_item_decoder *d)
 
 void wk_iltp_item_decoder_expect_operand(wk_iltp_item_decoder *d) { d->expect_operand = true; }
 void wk_iltp_item_decoder_expect_preface(wk_iltp_item_decoder *d) { d->expect_preface = true; }
+void wk_iltp_item_decoder_forbid_preface(wk_iltp_item_decoder *d, bool forbid) { d->forbid_preface = forbid; }
 
 bool wk_iltp_item_decoder_at_boundary(const wk_iltp_item_decoder *d)
 {
@@ -441,6 +443,8 @@ wk_result wk_iltp_item_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *
                 return fail(d, err, WK_ERR_ILTP_ITEM_LEAD, k, "leading bytes are neither the preface knot nor the record glyph");
             if (append(d, in, 1, err) != WK_DONE) return WK_ERROR;
             if (d->len == 5) {
+                if (knot && d->forbid_preface)
+                    return fail(d, err, WK_ERR_ILTP_PREFACE_ENCODED, 0, "a preface decoded out of a compressed stream");
                 if (knot) {
                     if (d->operand)
                         return fail(d, err, WK_ERR_ILTP_RECORD, 0, "an operand must be a Blob record");
