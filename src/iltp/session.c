@@ -58,7 +58,9 @@ struct wk_iltp_session {
     bool sent_proof, got_proof, sent_operand, got_operand;
     /* round */
     bool adv_sent, peer_adv, req_sent, peer_req, fence_sent, peer_fence;
-    hset local_adv, peer_adv_set, our_req, our_got, peer_req_set;
+    hset local_adv, peer_adv_set, our_req, peer_req_set;
+    uint8_t *got;             /* got[i]: the response to our_req.v[i] arrived */
+    size_t got_cap;
     size_t outstanding;
     /* accounting */
     uint64_t ctl_bytes, deadline;
@@ -243,7 +245,6 @@ static wk_code round_start(wk_iltp_session *s, uint64_t now, wk_error *err)
     hset_clear(&s->local_adv);
     hset_clear(&s->peer_adv_set);
     hset_clear(&s->our_req);
-    hset_clear(&s->our_got);
     hset_clear(&s->peer_req_set);
     s->outstanding = 0;
     hash_t *hs = NULL;
@@ -341,6 +342,13 @@ static wk_result on_advertisement(wk_iltp_session *s, const wk_iltp_item *it, wk
         if (!s->p.store.has(s->p.store.ctx, s->peer_adv_set.v[i]) && !hset_add(&s->our_req, s->peer_adv_set.v[i]))
             return sfail_code(s, err, WK_ERR_NOMEM, WK_NO_OFFSET, "request");
     s->outstanding = s->our_req.n;
+    if (s->our_req.n > s->got_cap) {
+        uint8_t *g = realloc(s->got, s->our_req.n);
+        if (!g) return sfail_code(s, err, WK_ERR_NOMEM, WK_NO_OFFSET, "request");
+        s->got = g;
+        s->got_cap = s->our_req.n;
+    }
+    if (s->our_req.n) memset(s->got, 0, s->our_req.n);
     wk_iltp_fact *f = calloc(s->our_req.n ? s->our_req.n : 1, sizeof *f);
     char (*refs)[49] = calloc(s->our_req.n ? s->our_req.n : 1, sizeof *refs);
     const char **args = calloc(s->our_req.n ? s->our_req.n : 1, sizeof *args);
@@ -430,15 +438,16 @@ static wk_result on_round_item(wk_iltp_session *s, const wk_iltp_item *it, uint6
     } else if (it->kind == WK_ILTP_ITEM_RECORD) {
         const wk_iltp_record *r = &it->record;
         if (r->type != 'B') return order_fail(s, err, it, "a response must be a Blob record");
-        if (!hset_has(&s->our_req, r->blob.hash)) return order_fail(s, err, it, "unrequested response");
-        if (hset_has(&s->our_got, r->blob.hash)) return order_fail(s, err, it, "duplicate response");
+        const hash_t *slot = s->our_req.n ? bsearch(r->blob.hash, s->our_req.v, s->our_req.n, sizeof s->our_req.v[0], hcmp) : NULL;
+        if (!slot) return order_fail(s, err, it, "unrequested response");
+        size_t idx = (size_t)(slot - s->our_req.v);
+        if (s->got[idx]) return order_fail(s, err, it, "duplicate response");
         wk_error e;
         if (s->p.store.put(s->p.store.ctx, r->blob.hash, r->blob.data, r->blob.len, &e) != WK_OK) {
             wk_error_set(&e, WK_ERR_ILTP_STORE, WK_NO_OFFSET, "store put: %.80s", e.msg);
             return sfail(s, err, &e);
         }
-        if (!hset_add(&s->our_got, r->blob.hash)) return sfail_code(s, err, WK_ERR_NOMEM, WK_NO_OFFSET, "responses");
-        hset_sort(&s->our_got);
+        s->got[idx] = 1;
         s->outstanding--;
         s->st.blobs_in++;
     } else if (is_fence(it)) {
@@ -845,7 +854,7 @@ void wk_iltp_session_free(wk_iltp_session *s)
     hset_free(&s->local_adv);
     hset_free(&s->peer_adv_set);
     hset_free(&s->our_req);
-    hset_free(&s->our_got);
+    free(s->got);
     hset_free(&s->peer_req_set);
     wk_iltp_reader_free(s->rd);
     wk_iltp_writer_free(s->wr);
