@@ -45,7 +45,6 @@ static bool has_cr(const uint8_t *p, size_t n) { return memchr(p, '\r', n) != NU
 wk_result wk_iltp_preface_parse(const uint8_t *data, size_t len, wk_iltp_form form,
                                 wk_iltp_preface *p, wk_error *err)
 {
-    const uint8_t *end = data + len;
     size_t lead = len < LEAD_LEN ? len : LEAD_LEN;
     for (size_t i = 0; i < lead; i++)
         if (data[i] != (uint8_t)LEAD[i]) return fail(err, WK_ERR_ILTP_PREFACE, i, "not a preface");
@@ -104,29 +103,37 @@ wk_result wk_iltp_preface_parse(const uint8_t *data, size_t len, wk_iltp_form fo
         if (pos >= WK_ILTP_PREFACE_MAX)
             return fail(err, WK_ERR_ILTP_PREFACE_TOO_LONG, WK_ILTP_PREFACE_MAX, "preface longer than 1024 bytes");
         if (pos == len) return WK_NEED_INPUT;
-        const uint8_t *lf = find_lf(data + pos, end);
-        size_t avail = lf ? (size_t)(lf - data) - pos : len - pos;
+        /* Checks run in byte order so that the verdict does not depend on how the bytes
+         * arrive: the field name as far as it goes, a CR, then the length cap. */
+        size_t lim = len < WK_ILTP_PREFACE_MAX ? len : WK_ILTP_PREFACE_MAX;
+        const uint8_t *lf = find_lf(data + pos, data + lim);
+        size_t avail = lf ? (size_t)(lf - data) - pos : lim - pos;
+        if (avail > 0) {
+            static const char *const names[] = {"Nonce: ", "Decode: ", "Encode: "};
+            size_t best = 0;
+            for (int i = 0; i < 3; i++) {
+                size_t nl = strlen(names[i]), m = avail < nl ? avail : nl, k = 0;
+                while (k < m && data[pos + k] == (uint8_t)names[i][k]) k++;
+                if (k == m) { best = SIZE_MAX; break; }
+                if (k > best) best = k;
+            }
+            if (best != SIZE_MAX) {
+                const uint8_t *cr = memchr(data + pos, '\r', best + 1);
+                if (cr) return fail(err, WK_ERR_ILTP_PREFACE, (size_t)(cr - data), "CR in preface");
+                return fail(err, WK_ERR_ILTP_PREFACE, pos + best, "unknown preface field");
+            }
+        }
         if (has_cr(data + pos, avail)) {
             const uint8_t *cr = memchr(data + pos, '\r', avail);
             return fail(err, WK_ERR_ILTP_PREFACE, (size_t)(cr - data), "CR in preface");
         }
         if (!lf) {
-            if (len > WK_ILTP_PREFACE_MAX)
+            if (len >= WK_ILTP_PREFACE_MAX)
                 return fail(err, WK_ERR_ILTP_PREFACE_TOO_LONG, WK_ILTP_PREFACE_MAX,
                             "preface longer than 1024 bytes");
-            /* the partial line must still be able to start a known field */
-            static const char *const names[] = {"Nonce: ", "Decode: ", "Encode: "};
-            bool possible = false;
-            for (int i = 0; i < 3; i++) {
-                size_t nl = strlen(names[i]), m = avail < nl ? avail : nl;
-                if (memcmp(data + pos, names[i], m) == 0) possible = true;
-            }
-            if (!possible) return fail(err, WK_ERR_ILTP_PREFACE, pos, "unknown preface field");
             return WK_NEED_INPUT;
         }
-        size_t line_end = (size_t)(lf - data); /* index of LF */
-        if (line_end + 1 > WK_ILTP_PREFACE_MAX)
-            return fail(err, WK_ERR_ILTP_PREFACE_TOO_LONG, WK_ILTP_PREFACE_MAX, "preface longer than 1024 bytes");
+        size_t line_end = (size_t)(lf - data); /* index of LF, below the cap */
         if (avail == 0) { /* bare LF ends the preface */
             if (stage == 0) return fail(err, WK_ERR_ILTP_PREFACE, pos, "missing Nonce field");
             p->form = WK_ILTP_FORM_0_13;
