@@ -25,7 +25,7 @@ int wk_cli_iltp_sync(int argc, char **argv)
                    "  --decode LIST       encodings we decode (default deflate12c,zstd20c)\n"
                    "  --form 1.0|0.13     preface form (default 0.13)\n"
                    "  --level N           compression level\n"
-                   "  --timeout-ms N      phase deadline (default 30000, 0 = none)\n"
+                   "  --timeout-ms N      absolute phase deadline (default 600000, 0 = none)\n"
                    "  --budget-prefacing N, --budget-establishment N, --budget-round N\n"
                    "                      received-control bytes per phase (defaults 64 KiB, 4 MiB, 256 MiB)\n"
                    "  --verbose           print each item as it passes\n"
@@ -74,7 +74,7 @@ int wk_cli_iltp_sync(int argc, char **argv)
     if (!o.encode) o.encode = "zstd20c,deflate12c";
     bool timeout_given = false;
     for (int i = 1; i < argc; i++) if (strcmp(argv[i], "--timeout-ms") == 0) timeout_given = true;
-    if (!timeout_given) o.phase_timeout_ms = 30000;
+    if (!timeout_given) o.phase_timeout_ms = 600000;
     o.progress = isatty(2);
     wk_error err;
     if (wk_iltp_address_parse(addr, strlen(addr), &o.addr, &err) != WK_OK) {

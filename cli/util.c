@@ -78,7 +78,17 @@ uint8_t *wk_cli_read_all(FILE *f, size_t limit, size_t *len, bool *too_long)
     if (!buf) return NULL;
     for (;;) {
         if (n == cap) {
-            if (cap >= limit) { *too_long = true; free(buf); return NULL; }
+            if (cap >= limit) {
+                /* exactly `limit` bytes is fine if the input ends here */
+                int c = fgetc(f);
+                if (c == EOF) {
+                    if (ferror(f)) { free(buf); return NULL; }
+                    break;
+                }
+                *too_long = true;
+                free(buf);
+                return NULL;
+            }
             cap = cap * 2 > limit ? limit : cap * 2;
             uint8_t *nb = realloc(buf, cap);
             if (!nb) { free(buf); return NULL; }

@@ -10,6 +10,7 @@
 #include <wirekit/host.h>
 #include <uv.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -415,6 +416,8 @@ int wk_host_sync_run(const wk_host_sync_opts *o, wk_error *err)
     memset(&sv, 0, sizeof sv);
     sv.o = o;
     sv.loop = uv_default_loop();
+    /* a peer that resets mid-write must fail only its session (EPIPE), not kill the process */
+    signal(SIGPIPE, SIG_IGN);
     FILE *log = o->log ? o->log : stderr;
     sv.store = wk_store_open(o->store_dir, true, err);
     if (!sv.store) return 1;

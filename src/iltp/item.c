@@ -446,8 +446,7 @@ wk_result wk_iltp_item_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *
                 if (knot && d->forbid_preface)
                     return fail(d, err, WK_ERR_ILTP_PREFACE_ENCODED, 0, "a preface decoded out of a compressed stream");
                 if (knot) {
-                    if (d->operand)
-                        return fail(d, err, WK_ERR_ILTP_RECORD, 0, "an operand must be a Blob record");
+                    d->operand = false; /* a preface may replace the session where an operand was due */
                     d->state = I_PREFACE;
                 } else {
                     d->state = I_RECORD;

@@ -62,6 +62,8 @@ struct wk_iltp_session {
     uint8_t *got;             /* got[i]: the response to our_req.v[i] arrived */
     size_t got_cap;
     size_t outstanding;
+    bool local_closing;         /* our end mark is queued: we take part in no further round */
+    bool round_from_fixed;      /* this round was opened by our store change at fixed point */
     /* accounting */
     uint64_t ctl_bytes, deadline;
     wk_iltp_session_stats st;
@@ -241,6 +243,7 @@ static wk_code round_start(wk_iltp_session *s, uint64_t now, wk_error *err)
 {
     phase_start(s, WK_ILTP_SESSION_ROUND, now);
     s->st.rounds++;
+    s->round_from_fixed = false;
     s->adv_sent = s->peer_adv = s->req_sent = s->peer_req = s->fence_sent = s->peer_fence = false;
     hset_clear(&s->local_adv);
     hset_clear(&s->peer_adv_set);
@@ -426,11 +429,17 @@ static wk_result on_round_item(wk_iltp_session *s, const wk_iltp_item *it, uint6
     if (s->state == WK_ILTP_SESSION_FIXED_POINT) {
         if (it->kind != WK_ILTP_ITEM_FACTS || is_fence(it))
             return order_fail(s, err, it, "at fixed point only an advertisement opens a round");
+        if (s->local_closing) {
+            /* the peer opened a round that crossed our bounded completion: we end without it */
+            trace(s, false, "(round crossing our close, discarded)");
+            return WK_DONE;
+        }
         wk_error e;
         if (round_start(s, now, &e) != WK_OK) return sfail(s, err, &e);
     }
     if (!s->peer_adv) {
         if (it->kind != WK_ILTP_ITEM_FACTS || is_fence(it)) return order_fail(s, err, it, "expected the advertisement block");
+        s->round_from_fixed = false;
         if (on_advertisement(s, it, err) != WK_DONE) return WK_ERROR;
     } else if (!s->peer_req) {
         if (it->kind != WK_ILTP_ITEM_FACTS || is_fence(it)) return order_fail(s, err, it, "expected the request block");
@@ -735,7 +744,10 @@ wk_code wk_iltp_session_eof(wk_iltp_session *s, const wk_in *rest, wk_error *err
         sfail(s, err, &e);
         return e.code;
     }
-    if (s->state != WK_ILTP_SESSION_FIXED_POINT && s->state != WK_ILTP_SESSION_CLOSED) {
+    /* A round we opened at fixed point that the peer never joined: the peer ended its
+     * direction at fixed point (bounded completion crossed our advertisement). Clean. */
+    bool crossed = s->state == WK_ILTP_SESSION_ROUND && s->round_from_fixed && !s->peer_adv;
+    if (s->state != WK_ILTP_SESSION_FIXED_POINT && s->state != WK_ILTP_SESSION_CLOSED && !crossed) {
         char what[80];
         snprintf(what, sizeof what, "the peer closed during %s", wk_iltp_session_state_name(s->state));
         sfail_code(s, err, WK_ERR_ILTP_PREMATURE_EOF, wk_iltp_reader_consumed(s->rd), what);
@@ -747,15 +759,18 @@ wk_code wk_iltp_session_eof(wk_iltp_session *s, const wk_in *rest, wk_error *err
 
 void wk_iltp_session_store_changed(wk_iltp_session *s, uint64_t now_ms)
 {
-    if (s->state != WK_ILTP_SESSION_FIXED_POINT) return; /* a running round advertises its snapshot */
+    if (s->state != WK_ILTP_SESSION_FIXED_POINT || s->local_closing) return;
     wk_error e;
     if (round_start(s, now_ms, &e) != WK_OK) sfail(s, NULL, &e);
+    else s->round_from_fixed = true;
 }
 
 wk_code wk_iltp_session_close(wk_iltp_session *s, wk_error *err)
 {
     if (s->state != WK_ILTP_SESSION_FIXED_POINT && s->state != WK_ILTP_SESSION_CLOSED)
         return wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, "bounded completion happens at fixed point");
+    if (s->local_closing) return WK_OK;
+    s->local_closing = true;
     op o = {OP_END, NULL, 0, {0}};
     if (!push_op(s, o)) return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "output queue");
     return WK_OK;

@@ -334,6 +334,9 @@ static void test_records(void)
     CHECK(decode_one((const char *)b.p, 200, &it, &e, 0, true) == WK_ERR_ILTP_OPERAND_TOO_LARGE);
     CHECK(decode_one((const char *)b.p, b.n, &it, &e, 0, false) == WK_OK); /* fine as a response */
     CHECK(decode_one("\n", 1, &it, &e, 0, true) == WK_ERR_ILTP_RECORD);
+    /* a preface may replace the session where an operand was due */
+    snprintf(s, sizeof s, "\xF0\x9F\xAA\xA2: iltp/1.0 %s\n", N0);
+    CHECK(decode_one(s, strlen(s), &it, &e, 0, true) == WK_OK && it.kind == WK_ILTP_ITEM_PREFACE);
     free(data1);
 
     /* Plex: fields then a whole Blob; Seal: By, Mark, then a whole Plex */

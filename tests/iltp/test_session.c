@@ -103,6 +103,7 @@ typedef struct run_opts {
     int repreface_at_step;   /* side0 replaces the session at this step (-1: never) */
     int change_at_fixed;     /* both sides add a Blob at the first fixed point */
     tamper_fn tamper;        /* may rewrite side0's outgoing bytes */
+    int cross_close;         /* at fixed point side1 closes while side0's store changes */
     uint64_t budget_round;
 } run_opts;
 
@@ -112,7 +113,7 @@ static int reprefaced;
 static int run(end e[2], const run_opts *o, uint64_t *total_rounds)
 {
     uint64_t now = 0;
-    bool changed = false, closing = false;
+    bool changed = false, closing = false, cross_pending = false;
     size_t sent_total[2] = {0, 0};
     for (int i = 0; i < 2; i++) {
         wk_iltp_session_params p;
@@ -189,8 +190,20 @@ static int run(end e[2], const run_opts *o, uint64_t *total_rounds)
             }
             closing = true;
             CHECK(wk_iltp_session_close(e[1].s, &e[1].err) == WK_OK);
+            if (o->cross_close) {
+                /* side0 opens a round that crosses side1's bounded completion; side0 closes
+                 * once it has seen side1's end (as the listener does) */
+                add(&e[0].store, "crossing", 8);
+                wk_iltp_session_store_changed(e[0].s, now);
+                cross_pending = true;
+                continue;
+            }
             CHECK(wk_iltp_session_close(e[0].s, &e[0].err) == WK_OK);
             continue;
+        }
+        if (cross_pending && e[0].eof_seen && wk_iltp_session_state_get(e[0].s) == WK_ILTP_SESSION_CLOSED) {
+            cross_pending = false;
+            CHECK(wk_iltp_session_close(e[0].s, &e[0].err) == WK_OK);
         }
         if (s0 == WK_ILTP_SESSION_CLOSED && s1 == WK_ILTP_SESSION_CLOSED) break;
         if (!progress && quiet && !closing) break;
@@ -226,7 +239,7 @@ static void fill(mstore *m, int first, int count, size_t size)
 }
 
 static const run_opts base = {WK_ILTP_FORM_0_13, {"deflate12c,zstd20c", "deflate12c,zstd20c"},
-                              {"zstd20c,deflate12c", "deflate12c"}, 4096, -1, 0, NULL, 0};
+                              {"zstd20c,deflate12c", "deflate12c"}, 4096, -1, 0, NULL, 0, 0};
 
 static void expect_clean(end e[2], const char *label)
 {
@@ -425,6 +438,25 @@ static wk_code feed(const char *side0_items, wk_code *got)
     return *got;
 }
 
+static void test_round_crossing_close(void)
+{
+    for (int enc = 0; enc < 2; enc++) {
+        end e[2];
+        memset(e, 0, sizeof e);
+        fill(&e[0].store, 0, 2, 100);
+        run_opts o = base;
+        o.cross_close = 1;
+        if (enc) o.form = WK_ILTP_FORM_1_0;
+        run(e, &o, NULL);
+        CHECKF(!e[0].failed && !e[1].failed, "crossing close (%d): %s / %s", enc, e[0].failed ? e[0].err.msg : "-",
+               e[1].failed ? e[1].err.msg : "-");
+        CHECK(wk_iltp_session_state_get(e[0].s) == WK_ILTP_SESSION_CLOSED &&
+              wk_iltp_session_state_get(e[1].s) == WK_ILTP_SESSION_CLOSED);
+        CHECK(e[0].store.n == 3 && e[1].store.n == 2); /* the crossing Blob waits for a later session */
+        cleanup(e);
+    }
+}
+
 static void test_exact_faults(void)
 {
     char pre[128], op[256], s[2048], h[44];
@@ -523,6 +555,7 @@ int main(void)
     test_stores();
     test_offers_and_forms();
     test_change_and_repreface();
+    test_round_crossing_close();
     test_exact_faults();
     test_faults();
     test_large_and_many();

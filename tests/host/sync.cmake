@@ -1,0 +1,5 @@
+# host_sync: `wirekit iltp sync` between real processes (TCP on 127.0.0.1, Unix sockets, stdio)
+# and fault injection by a fake peer. Needs Debian's /usr/bin/python3 (zlib, zstandard).
+add_test(NAME host_sync
+         COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/sync_test.py $<TARGET_FILE:wirekit_cli>)
+set_tests_properties(host_sync PROPERTIES TIMEOUT 600)
