@@ -1,0 +1,269 @@
+/* libFuzzer target: Lace-065 stream round trip (wk_iltp_encode, then wk_iltp_decode).
+ *
+ * Input: 3 header bytes, then the payload.
+ *   byte 0    bits 0-1 token (0 identity, 1 deflate12c, 2 zstd20c, 3 deflate12c),
+ *             bits 2-3 level (deflate12c 6/1/4/9, zstd20c 3/1/2/4: small levels, to stay fast),
+ *             bits 4-7 seed
+ *   byte 1    seed
+ *   byte 2    bits 0-3 largest batch (2^k bytes), bits 4-7 largest output view (2^k - 1 bytes;
+ *             k = 0: roomy 64 KiB views)
+ * A PRNG seeded from the header splits the payload into batches (some empty), each batch into
+ * pushes (CONTINUE ... FLUSH), picks an output view capacity per call (0 included), and ends the
+ * stream either with an empty END after the last FLUSH or with END on an open batch.
+ *
+ * Checks: the encoder never fails; NEED_OUTPUT only with a full view; DONE only with the input
+ * consumed; after every FLUSH the bytes written so far decode to exactly the payload so far (the
+ * flush makes the batch decodable); the whole stream decodes to the payload, the end mark is seen
+ * at the very end and finish is clean; framing: identity is the payload itself, deflate12c ends
+ * 03 00 and every non-empty flush ends 00 00 ff ff, zstd20c starts 00 50 and ends 01 00 00.
+ * Then the encoder is reset and the same plan encoded again with roomy output views: the bytes
+ * must be identical (output view sizes do not change the encoding; reset starts afresh). */
+#include <wirekit/iltp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CHECK(cond)                                                                               \
+    do {                                                                                          \
+        if (!(cond)) {                                                                            \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);             \
+            abort();                                                                              \
+        }                                                                                         \
+    } while (0)
+
+#define VIEW_MAX 65536
+#define CALLS_MAX 50000000u /* a step loop that long is a livelock */
+
+typedef struct buf {
+    uint8_t *p;
+    size_t n, cap;
+} buf;
+
+static void put(buf *b, const uint8_t *p, size_t n)
+{
+    if (b->n + n > b->cap) {
+        size_t c = b->cap ? b->cap : 256;
+        while (c < b->n + n) c *= 2;
+        uint8_t *q = realloc(b->p, c);
+        CHECK(q != NULL);
+        b->p = q;
+        b->cap = c;
+    }
+    if (n) memcpy(b->p + b->n, p, n);
+    b->n += n;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* One encoder call sequence for one push: repeats the op while the encoder needs output. */
+static wk_result push(wk_iltp_encoder *e, buf *wire, wk_in *in, wk_iltp_op op, uint64_t *rng,
+                      size_t view_max, uint8_t *view)
+{
+    wk_error err;
+    unsigned calls = 0;
+    for (;;) {
+        size_t cap = view_max ? (size_t)(rng_next(rng) % (view_max + 1)) : VIEW_MAX;
+        wk_out out = {view, cap, 0};
+        size_t in0 = in->pos;
+        wk_result r = wk_iltp_encode(e, &out, in, op, &err);
+        CHECK(r != WK_ERROR);
+        CHECK(out.pos <= cap && in->pos >= in0 && in->pos <= in->size);
+        put(wire, view, out.pos);
+        CHECK(++calls < CALLS_MAX);
+        if (r == WK_NEED_OUTPUT) {
+            CHECK(out.pos == cap);
+            continue;
+        }
+        if (r == WK_NEED_INPUT) {
+            CHECK(op == WK_ILTP_CONTINUE && in->pos == in->size);
+            return r;
+        }
+        CHECK(r == WK_DONE && op != WK_ILTP_CONTINUE && in->pos == in->size);
+        return r;
+    }
+}
+
+/* The plan: a list of (push length, op). */
+typedef struct step {
+    size_t len;
+    wk_iltp_op op;
+} step;
+
+/* Feeds wire[*fed..wire->n) to the decoder with a roomy view, appending to *dec. */
+static wk_result decode_more(wk_iltp_decoder *d, const buf *wire, size_t *fed, buf *dec,
+                             uint8_t *view)
+{
+    /* No new bytes (an empty batch flushed): do not call. The zstd20c decoder turns 16
+     * consecutive calls without input into ILTP_ERR_ZSTD_MALFORMED (libzstd's
+     * noForwardProgress_inputEmpty); reported, see docs/fuzzing.md. */
+    if (*fed == wire->n) return wk_iltp_decoder_ended(d) ? WK_DONE : WK_NEED_INPUT;
+    wk_in in = {wire->p ? wire->p + *fed : view, wire->n - *fed, 0};
+    wk_error err;
+    wk_result r;
+    do {
+        wk_out out = {view, VIEW_MAX, 0};
+        r = wk_iltp_decode(d, &out, &in, &err);
+        if (r == WK_ERROR) {
+            fprintf(stderr, "decode error: %s at %llu: %s\n", wk_error_name(err.code),
+                    (unsigned long long)err.offset, err.msg);
+            CHECK(r != WK_ERROR);
+        }
+        put(dec, view, out.pos);
+    } while (r == WK_NEED_OUTPUT);
+    *fed += in.pos;
+    return r;
+}
+
+static bool ends_with(const buf *b, const uint8_t *s, size_t n)
+{
+    return b->n >= n && memcmp(b->p + b->n - n, s, n) == 0;
+}
+
+static buf encode_plan(wk_iltp_encoder *e, wk_iltp_decoder *d, const step *plan, size_t nsteps,
+                       const uint8_t *payload, uint64_t *rng, size_t view_max, uint8_t *view,
+                       uint8_t *dview, buf *dec)
+{
+    buf wire = {0};
+    size_t off = 0, fed = 0;
+    bool batch_open = false;
+    for (size_t k = 0; k < nsteps; k++) {
+        wk_in in = {payload + off, plan[k].len, 0};
+        size_t before = wire.n;
+        push(e, &wire, &in, plan[k].op, rng, view_max, view);
+        off += plan[k].len;
+        if (plan[k].len) batch_open = true;
+        if (plan[k].op == WK_ILTP_FLUSH && d) {
+            wk_iltp_encoding enc = wk_iltp_encoder_encoding(e);
+            if (enc == WK_ILTP_DEFLATE12C && batch_open) {
+                static const uint8_t sync[4] = {0x00, 0x00, 0xff, 0xff};
+                CHECK(wire.n > before && ends_with(&wire, sync, 4));
+            }
+            /* the flushed batch must be decodable in full from the bytes written so far */
+            wk_result r = decode_more(d, &wire, &fed, dec, dview);
+            CHECK(r == WK_NEED_INPUT && fed == wire.n);
+            CHECK(dec->n == off && memcmp(dec->p ? dec->p : view, payload, off) == 0);
+        }
+        if (plan[k].op != WK_ILTP_CONTINUE) batch_open = false;
+    }
+    if (d) {
+        wk_result r = decode_more(d, &wire, &fed, dec, dview);
+        wk_iltp_encoding enc = wk_iltp_encoder_encoding(e);
+        CHECK(fed == wire.n);
+        CHECK(dec->n == off && memcmp(dec->p ? dec->p : view, payload, off) == 0);
+        wk_error err;
+        if (enc == WK_ILTP_IDENTITY) {
+            CHECK(r == WK_NEED_INPUT && !wk_iltp_decoder_ended(d));
+        } else {
+            CHECK(r == WK_DONE && wk_iltp_decoder_ended(d));
+            CHECK(wk_iltp_decoder_consumed(d) == wire.n);
+        }
+        CHECK(wk_iltp_decoder_finish(d, NULL, &err) == WK_OK);
+        CHECK(wk_iltp_decoder_produced(d) == off);
+    }
+    return wire;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 3) return 0;
+    static const int dlevels[4] = {0, 1, 4, 9}, zlevels[4] = {0, 1, 2, 4};
+    unsigned t = data[0] & 3, li = (data[0] >> 2) & 3;
+    wk_iltp_encoding enc = t == 0 ? WK_ILTP_IDENTITY : t == 2 ? WK_ILTP_ZSTD20C : WK_ILTP_DEFLATE12C;
+    int level = enc == WK_ILTP_ZSTD20C ? zlevels[li] : enc == WK_ILTP_DEFLATE12C ? dlevels[li] : 0;
+    uint64_t rng = ((uint64_t)data[0] << 16) | ((uint64_t)data[1] << 8) | data[2];
+    size_t batch_max = (size_t)1 << (data[2] & 15);
+    size_t view_max = ((size_t)1 << (data[2] >> 4)) - 1;
+    const uint8_t *payload = data + 3;
+    size_t n = size - 3;
+
+    /* plan */
+    size_t nsteps = 0, cap_steps = 16;
+    step *plan = malloc(cap_steps * sizeof *plan);
+    CHECK(plan != NULL);
+    size_t off = 0;
+    bool end_open = rng_next(&rng) % 4 == 0; /* END on an open batch instead of FLUSH, END */
+    while (off < n || nsteps == 0) {
+        size_t blen = (size_t)(rng_next(&rng) % (batch_max + 1));
+        if (blen > n - off) blen = n - off;
+        size_t b_off = 0;
+        do { /* pushes of one batch */
+            size_t plen = blen - b_off;
+            if (plen > 1 && rng_next(&rng) % 2) plen = 1 + (size_t)(rng_next(&rng) % plen);
+            if (nsteps + 2 > cap_steps) {
+                cap_steps *= 2;
+                step *q = realloc(plan, cap_steps * sizeof *plan);
+                CHECK(q != NULL);
+                plan = q;
+            }
+            b_off += plen;
+            bool last = b_off == blen;
+            plan[nsteps].len = plen;
+            plan[nsteps].op = last ? WK_ILTP_FLUSH : WK_ILTP_CONTINUE;
+            nsteps++;
+        } while (b_off < blen);
+        off += blen;
+    }
+    if (end_open && plan[nsteps - 1].len > 0) {
+        plan[nsteps - 1].op = WK_ILTP_END;
+    } else {
+        plan[nsteps].len = 0;
+        plan[nsteps].op = WK_ILTP_END;
+        nsteps++;
+    }
+
+    wk_error err;
+    wk_iltp_encoder_params prm = {level, NULL};
+    wk_iltp_encoder *e = wk_iltp_encoder_create(enc, &prm, &err);
+    CHECK(e != NULL);
+    wk_iltp_decoder *d = wk_iltp_decoder_create(enc, NULL, &err);
+    CHECK(d != NULL);
+    uint8_t *view = malloc(VIEW_MAX), *dview = malloc(VIEW_MAX);
+    CHECK(view && dview);
+    buf dec = {0};
+
+    buf w1 = encode_plan(e, d, plan, nsteps, payload, &rng, view_max, view, dview, &dec);
+
+    /* framing */
+    if (enc == WK_ILTP_IDENTITY) {
+        CHECK(w1.n == n && (n == 0 || memcmp(w1.p, payload, n) == 0));
+    } else if (enc == WK_ILTP_DEFLATE12C) {
+        static const uint8_t mark[2] = {0x03, 0x00};
+        CHECK(ends_with(&w1, mark, 2));
+    } else {
+        static const uint8_t head[2] = {0x00, 0x50}, mark[3] = {0x01, 0x00, 0x00};
+        CHECK(w1.n >= 5 && memcmp(w1.p, head, 2) == 0 && ends_with(&w1, mark, 3));
+    }
+
+    /* after END: only an empty END is accepted, anything else is a state error */
+    {
+        uint8_t one[1] = {0};
+        wk_in in = {one, 1, 0};
+        wk_out out = {view, VIEW_MAX, 0};
+        CHECK(wk_iltp_encode(e, &out, NULL, WK_ILTP_END, &err) == WK_DONE && out.pos == 0);
+        CHECK(wk_iltp_encode(e, &out, &in, WK_ILTP_CONTINUE, &err) == WK_ERROR);
+        CHECK(err.code == WK_ERR_STATE && in.pos == 0 && out.pos == 0);
+    }
+
+    /* same plan after reset, roomy views: identical bytes */
+    CHECK(wk_iltp_encoder_reset(e, &err) == WK_OK);
+    buf w2 = encode_plan(e, NULL, plan, nsteps, payload, &rng, 0, view, dview, NULL);
+    CHECK(w1.n == w2.n && (w1.n == 0 || memcmp(w1.p, w2.p, w1.n) == 0));
+
+    free(w1.p);
+    free(w2.p);
+    free(dec.p);
+    free(view);
+    free(dview);
+    free(plan);
+    wk_iltp_encoder_free(e);
+    wk_iltp_decoder_free(d);
+    return 0;
+}
