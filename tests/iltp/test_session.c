@@ -3,6 +3,11 @@
  * both forms, re-prefacing, store changes at fixed point, and faults injected into the wire. */
 #include "wk_test.h"
 #include <wirekit/iltp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 /* ---- an in-memory store ---- */
 typedef struct blob { uint8_t h[32]; uint8_t *d; size_t n; } blob;
@@ -457,6 +462,110 @@ static void test_round_crossing_close(void)
     }
 }
 
+/* Two endpoints in this process over a real socketpair: non-blocking sockets, partial writes and
+ * kernel backpressure, a poll loop, half-close at the end. Offers include a token neither side
+ * implements on the wire (an unknown token in the peer's preface is kept for selection). */
+static void test_socketpair(wk_iltp_form form, const char *dec0, const char *enc0, const char *dec1,
+                            const char *enc1, size_t blob_size)
+{
+    int sv[2];
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    for (int i = 0; i < 2; i++) fcntl(sv[i], F_SETFL, fcntl(sv[i], F_GETFL) | O_NONBLOCK);
+    mstore st[2] = {{0}, {0}};
+    fill(&st[0], 0, 4, blob_size);
+    fill(&st[1], 2, 4, blob_size);
+    wk_iltp_session *s[2];
+    wk_error e[2];
+    const char *dec[2] = {dec0, dec1}, *enc[2] = {enc0, enc1};
+    for (int i = 0; i < 2; i++) {
+        wk_iltp_session_params p;
+        params(&p, i, form, dec[i], enc[i], &st[i]);
+        s[i] = wk_iltp_session_create(&p, 0, &e[i]);
+        REQUIRE(s[i] != NULL);
+    }
+    uint8_t out[2][8192];
+    size_t opos[2] = {0, 0}, olen[2] = {0, 0};
+    bool shut[2] = {false, false}, eof[2] = {false, false}, failed = false, closing = false;
+    for (int iter = 0; iter < 200000 && !failed; iter++) {
+        for (int i = 0; i < 2 && !failed; i++) {
+            /* write: one retained buffer per side, refilled only when drained */
+            if (opos[i] == olen[i] && !shut[i]) {
+                wk_out o = {out[i], sizeof out[i], 0};
+                if (wk_iltp_session_send(s[i], &o, &e[i]) == WK_ERROR) { failed = true; break; }
+                opos[i] = 0;
+                olen[i] = o.pos;
+                if (!o.pos && wk_iltp_session_closed_locally(s[i])) { shutdown(sv[i], SHUT_WR); shut[i] = true; }
+            }
+            if (opos[i] < olen[i]) {
+                ssize_t n = write(sv[i], out[i] + opos[i], olen[i] - opos[i]);
+                if (n > 0) opos[i] += (size_t)n;
+                else if (n < 0 && errno != EAGAIN) { failed = true; break; }
+            }
+            /* read */
+            if (!eof[i]) {
+                uint8_t in[4096];
+                ssize_t n = read(sv[i], in, sizeof in);
+                if (n > 0) {
+                    wk_in w = {in, (size_t)n, 0};
+                    if (wk_iltp_session_recv(s[i], &w, (uint64_t)iter, &e[i]) == WK_ERROR) { failed = true; break; }
+                } else if (n == 0) {
+                    eof[i] = true;
+                    if (wk_iltp_session_eof(s[i], NULL, &e[i]) != WK_OK) { failed = true; break; }
+                    if (i == 0) wk_iltp_session_close(s[0], &e[0]); /* the listener answers */
+                } else if (errno != EAGAIN) {
+                    failed = true;
+                    break;
+                }
+            }
+        }
+        /* the connector completes at fixed point with nothing left to send */
+        if (!closing && wk_iltp_session_state_get(s[1]) == WK_ILTP_SESSION_FIXED_POINT &&
+            !wk_iltp_session_wants_send(s[1]) && opos[1] == olen[1]) {
+            closing = true;
+            wk_iltp_session_close(s[1], &e[1]);
+        }
+        if (eof[0] && eof[1] && shut[0] && shut[1]) break;
+        struct pollfd pf[2] = {{sv[0], POLLIN | POLLOUT, 0}, {sv[1], POLLIN | POLLOUT, 0}};
+        poll(pf, 2, 10);
+    }
+    CHECKF(!failed, "socketpair: %s / %s", e[0].msg, e[1].msg);
+    CHECK(wk_iltp_session_state_get(s[0]) == WK_ILTP_SESSION_CLOSED && wk_iltp_session_state_get(s[1]) == WK_ILTP_SESSION_CLOSED);
+    CHECK(same(&st[0], &st[1]) && st[0].n == 6);
+    wk_iltp_session_stats a, b;
+    wk_iltp_session_stats_get(s[0], &a);
+    wk_iltp_session_stats_get(s[1], &b);
+    CHECK(a.wire_out == b.wire_in && b.wire_out == a.wire_in && a.blobs_out == b.blobs_in);
+    for (int i = 0; i < 2; i++) {
+        wk_iltp_session_free(s[i]);
+        mfree(&st[i]);
+        close(sv[i]);
+    }
+}
+
+/* A peer preface that lists tokens we do not implement: selection compares text and skips them. */
+static void test_unknown_tokens(void)
+{
+    mstore m = {0};
+    wk_iltp_session_params p;
+    params(&p, 1, WK_ILTP_FORM_0_13, "deflate12c,zstd20c", "zstd20c,deflate12c", &m);
+    wk_error e;
+    wk_iltp_session *s = wk_iltp_session_create(&p, 0, &e);
+    char pre[256];
+    snprintf(pre, sizeof pre, "\xF0\x9F\xAA\xA2: iltp/0.13\nNonce: %s\nDecode: lz4x,brotli9,deflate12c\nEncode: lz4x,deflate12c\n\n",
+             "svyLzSM7ffc91i~XDbkMnuOsdjsw_6GrXpTSckqHlpO");
+    wk_in in = {(const uint8_t *)pre, strlen(pre), 0};
+    CHECK(wk_iltp_session_recv(s, &in, 1, &e) == WK_NEED_INPUT);
+    wk_iltp_session_stats st;
+    wk_iltp_session_stats_get(s, &st);
+    CHECK(st.enc_in == WK_ILTP_DEFLATE12C && st.enc_out == WK_ILTP_DEFLATE12C);
+    CHECK(wk_iltp_session_state_get(s) == WK_ILTP_SESSION_ESTABLISHING);
+    wk_iltp_session_free(s);
+    /* and our own offers may only name what we implement */
+    params(&p, 1, WK_ILTP_FORM_0_13, "lz4x", NULL, &m);
+    CHECK(wk_iltp_session_create(&p, 0, &e) == NULL && e.code == WK_ERR_USAGE);
+    mfree(&m);
+}
+
 static void test_exact_faults(void)
 {
     char pre[128], op[256], s[2048], h[44];
@@ -556,6 +665,10 @@ int main(void)
     test_offers_and_forms();
     test_change_and_repreface();
     test_round_crossing_close();
+    test_unknown_tokens();
+    test_socketpair(WK_ILTP_FORM_0_13, "deflate12c,zstd20c", "zstd20c,deflate12c", "deflate12c,zstd20c", "deflate12c", 70000);
+    test_socketpair(WK_ILTP_FORM_0_13, NULL, NULL, "zstd20c", "zstd20c", 3000);
+    test_socketpair(WK_ILTP_FORM_1_0, NULL, NULL, NULL, NULL, 200000);
     test_exact_faults();
     test_faults();
     test_large_and_many();
