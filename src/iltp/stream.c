@@ -585,6 +585,11 @@ static wk_result zstd_dstep(wk_iltp_decoder *d, wk_out *out, wk_in *in, wk_error
         bool progressed = i.pos != in->pos || o.pos != out->pos;
         if (ZSTD_isError(r)) {
             ZSTD_ErrorCode c = ZSTD_getErrorCode(r);
+            /* libzstd's guard against callers looping without progress: being polled with an
+             * empty push or a full output view is not the peer's fault. The context is intact;
+             * the next call with bytes or room goes on. */
+            if (c == ZSTD_error_noForwardProgress_inputEmpty) return WK_NEED_INPUT;
+            if (c == ZSTD_error_noForwardProgress_destFull) return WK_NEED_OUTPUT;
             if (c == ZSTD_error_memory_allocation)
                 return dec_fail(d, err, WK_ERR_NOMEM, WK_NO_OFFSET, "zstd decoder out of memory");
             if (c == ZSTD_error_frameParameter_windowTooLarge)

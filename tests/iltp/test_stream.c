@@ -497,6 +497,43 @@ static void test_rejections(void)
     wk_iltp_decoder_free(d);
 }
 
+/* A decoder polled many times without input (or without room) keeps going: not an error. */
+static void test_polling(void)
+{
+    for (int ei = 0; ei < 3; ei++) {
+        uint8_t *src = corpus(20000);
+        size_t sz[2] = {10000, 10000};
+        buf w = encode(ALL[ei], 0, src, sz, 2, 65536, true);
+        wk_error err;
+        wk_iltp_decoder *d = wk_iltp_decoder_create(ALL[ei], NULL, &err);
+        uint8_t out[30000];
+        size_t got = 0;
+        wk_result r = WK_NEED_INPUT;
+        size_t pos = 0;
+        for (int guard = 0; guard < 100000 && r != WK_ERROR && r != WK_DONE; guard++) {
+            size_t lim = pos + 100 < w.n ? pos + 100 : w.n;
+            wk_in in = {w.p, lim, pos};
+            wk_out o = {out + got, sizeof out - got, 0};
+            r = wk_iltp_decode(d, &o, &in, &err);
+            got += o.pos;
+            pos = in.pos;
+            for (int k = 0; k < 40 && r != WK_ERROR && r != WK_DONE; k++) {
+                wk_in none = {w.p, pos, pos}; /* nothing new pushed */
+                wk_out o2 = {out + got, sizeof out - got, 0};
+                r = wk_iltp_decode(d, &o2, &none, &err);
+                got += o2.pos;
+            }
+            if (pos == w.n && r == WK_NEED_INPUT) break; /* identity has no end mark */
+        }
+        if (ALL[ei] == WK_ILTP_IDENTITY && r == WK_NEED_INPUT) r = WK_DONE;
+        CHECKF(r == WK_DONE && got == 20000 && memcmp(out, src, 20000) == 0, "%s polled: r %d got %zu %s",
+               wk_iltp_encoding_token(ALL[ei]), r, got, err.msg);
+        wk_iltp_decoder_free(d);
+        free(w.p);
+        free(src);
+    }
+}
+
 /* Fresh logical sessions: no history crosses a reset. */
 static void test_reset(void)
 {
@@ -533,6 +570,7 @@ int main(int argc, char **argv)
     test_roundtrips();
     test_rejections();
     test_reset();
+    test_polling();
     test_allocation_failure();
     test_backpressure_and_memory();
     return wk_test_summary("iltp_stream");
