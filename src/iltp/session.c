@@ -469,6 +469,23 @@ static wk_result on_round_item(wk_iltp_session *s, const wk_iltp_item *it, uint6
     return settle(s, now, err);
 }
 
+/* Queues our operand Blob record. */
+static wk_result queue_operand(wk_iltp_session *s, wk_error *err)
+{
+    size_t need = wk_iltp_blob_record_size(s->operand_len);
+    uint8_t *b = malloc(need);
+    wk_out out = {b, need, 0};
+    wk_error e;
+    if (!b || wk_iltp_blob_encode(s->operand, s->operand_len, &out, &e) != WK_DONE ||
+        queue_ctl(s, b, need, &e) != WK_OK) {
+        free(b);
+        return sfail_code(s, err, WK_ERR_NOMEM, WK_NO_OFFSET, "operand");
+    }
+    free(b);
+    s->sent_operand = true;
+    return WK_DONE;
+}
+
 static wk_result on_establishment(wk_iltp_session *s, const wk_iltp_item *it, uint64_t now, wk_error *err)
 {
     if (!s->got_proof) {
@@ -483,17 +500,7 @@ static wk_result on_establishment(wk_iltp_session *s, const wk_iltp_item *it, ui
             s->sent_proof = true;
             trace(s, true, "facts 0 proof");
         } else {
-            size_t need = wk_iltp_blob_record_size(s->operand_len);
-            uint8_t *b = malloc(need);
-            wk_out out = {b, need, 0};
-            wk_error e;
-            if (!b || wk_iltp_blob_encode(s->operand, s->operand_len, &out, &e) != WK_DONE ||
-                queue_ctl(s, b, need, &e) != WK_OK) {
-                free(b);
-                return sfail_code(s, err, WK_ERR_NOMEM, WK_NO_OFFSET, "operand");
-            }
-            free(b);
-            s->sent_operand = true;
+            if (queue_operand(s, err) != WK_DONE) return WK_ERROR;
             trace(s, true, "record B operand %zu", s->operand_len);
         }
         return WK_DONE;
@@ -502,16 +509,7 @@ static wk_result on_establishment(wk_iltp_session *s, const wk_iltp_item *it, ui
     if (it->kind != WK_ILTP_ITEM_RECORD || it->record.type != 'B') return order_fail(s, err, it, "expected the peer's operand Blob");
     s->got_operand = true;
     if (s->p.side == WK_ILTP_SIDE1) {
-        size_t need = wk_iltp_blob_record_size(s->operand_len);
-        uint8_t *b = malloc(need);
-        wk_out out = {b, need, 0};
-        wk_error e;
-        if (!b || wk_iltp_blob_encode(s->operand, s->operand_len, &out, &e) != WK_DONE || queue_ctl(s, b, need, &e) != WK_OK) {
-            free(b);
-            return sfail_code(s, err, WK_ERR_NOMEM, WK_NO_OFFSET, "operand");
-        }
-        free(b);
-        s->sent_operand = true;
+        if (queue_operand(s, err) != WK_DONE) return WK_ERROR;
         trace(s, true, "record B operand %zu", s->operand_len);
     }
     wk_error e;
