@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -55,14 +56,16 @@ typedef struct outcome {
     bool ended;         /* end mark seen */
     bool bounded;       /* stopped at the output bound: no end-of-stream verdict */
     uint64_t produced;  /* bytes written */
-    uint64_t hash;      /* FNV-1a of the bytes written */
+    uint64_t hash;      /* CRC-32 of the bytes written */
     uint64_t consumed;  /* encoded bytes consumed */
 } outcome;
 
-static uint64_t fnv(uint64_t h, const uint8_t *p, size_t n)
+/* Checksum of the bytes written: zlib's crc32, chained across calls, so it does not depend on
+ * how the output was split into views. (A byte-wise FNV-1a here, compiled with coverage
+ * instrumentation, was half of the target's run time.) */
+static uint64_t crc(uint64_t h, const uint8_t *p, size_t n)
 {
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
+    return crc32((uLong)h, p, (uInt)n);
 }
 
 static bool lead_prefix(const uint8_t *p, size_t n)
@@ -100,7 +103,7 @@ static void check_sticky(wk_iltp_decoder *d, wk_code code)
 static outcome run(wk_iltp_decoder *d, wk_iltp_encoding enc, bool tight, const uint8_t *wire,
                    size_t n, size_t chunk, size_t cap, uint8_t *buf)
 {
-    outcome oc = {WK_OK, false, false, 0, 0xcbf29ce484222325ull, 0};
+    outcome oc = {WK_OK, false, false, 0, 0, 0};
     uint64_t bound = (uint64_t)cap * 8192;
     if (bound > 1u << 20) bound = 1u << 20;
     size_t pos = 0;
@@ -117,7 +120,7 @@ static outcome run(wk_iltp_decoder *d, wk_iltp_encoding enc, bool tight, const u
             CHECK(out.pos <= cap && in.pos >= in0 && in.pos <= in.size);
             oc.produced += out.pos;
             oc.consumed += in.pos - in0;
-            oc.hash = fnv(oc.hash, buf, out.pos);
+            oc.hash = crc(oc.hash, buf, out.pos);
             CHECK(wk_iltp_decoder_produced(d) == oc.produced);
             if (r == WK_ERROR) {
                 check_error(&err, tight, n);
