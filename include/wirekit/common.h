@@ -93,6 +93,45 @@ typedef enum wk_code {
     WK_ERR_ILTP_DEADLINE = 143,          /* a phase deadline passed */
     WK_ERR_ILTP_STORE = 144,             /* the local store failed (Integration) */
 
+    /* eth: Ethereum Snappy (names as in specs/eth-snappy.md section 0) */
+    WK_ERR_SNAPPY_TRUNCATED = 300, /* snappy block ended inside an element */
+    WK_ERR_SNAPPY_PREAMBLE = 301, /* snappy preamble over 5 bytes or above 2^32-1 */
+    WK_ERR_SNAPPY_TOO_LARGE = 302, /* snappy declared length above the limit */
+    WK_ERR_SNAPPY_BAD_OFFSET = 303, /* snappy copy offset 0 or before the output start */
+    WK_ERR_SNAPPY_OVERRUN = 304, /* snappy element writes past the declared length */
+    WK_ERR_SNAPPY_LENGTH_MISMATCH = 305, /* snappy block produced fewer bytes than declared */
+    WK_ERR_FRAME_NO_STREAM_ID = 320, /* framed stream does not start with the stream identifier */
+    WK_ERR_FRAME_BAD_STREAM_ID = 321, /* stream identifier chunk is not ff 06 00 00 sNaPpY */
+    WK_ERR_FRAME_RESERVED_CHUNK = 322, /* reserved unskippable chunk type 0x02..0x7f */
+    WK_ERR_FRAME_CHUNK_TOO_SHORT = 323, /* data chunk shorter than its checksum */
+    WK_ERR_FRAME_CHUNK_TOO_LARGE = 324, /* chunk body or decoded chunk above its limit */
+    WK_ERR_FRAME_CRC = 325, /* masked CRC-32C mismatch */
+    WK_ERR_FRAME_TRUNCATED = 326, /* framed stream ended inside a chunk */
+    WK_ERR_SSZSNAPPY_VARINT_TOO_LONG = 340, /* length prefix longer than 10 bytes */
+    WK_ERR_SSZSNAPPY_VARINT_OVERFLOW = 341, /* length prefix above 2^64-1 */
+    WK_ERR_SSZSNAPPY_VARINT_NONMINIMAL = 342, /* length prefix not minimally encoded */
+    WK_ERR_SSZSNAPPY_LENGTH_BOUNDS = 343, /* declared SSZ length outside the type bounds */
+    WK_ERR_SSZSNAPPY_BUDGET = 344, /* more than max_compressed_len(n) bytes read for the payload */
+    WK_ERR_SSZSNAPPY_EXCESS_DATA = 345, /* framed payload decodes to more than the declared length */
+    WK_ERR_SSZSNAPPY_EARLY_EOF = 346, /* stream ended before the declared length was decoded */
+    WK_ERR_SSZSNAPPY_TRAILING = 347, /* bytes after a complete request payload */
+    WK_ERR_RESP_RESULT_RESERVED = 360, /* reserved result code 4..127 */
+    WK_ERR_RESP_ERRMSG_TOO_LONG = 361, /* error message length above 256 */
+    WK_ERR_GOSSIP_COMPRESSED_TOO_LARGE = 370, /* gossip data above max_compressed_len(MAX_PAYLOAD_SIZE) */
+    WK_ERR_RLPX_EMPTY = 380, /* frame-data has no message id */
+    WK_ERR_RLPX_MSGID = 381, /* message id is not a canonical RLP uint64 */
+    WK_ERR_RLPX_TOO_LARGE = 382, /* message data above the size limit */
+    WK_ERR_RLPX_FRAME_SIZE = 383, /* frame-data longer than 0xFFFFFF */
+    WK_ERR_RLP_TRUNCATED = 400, /* RLP item extends past the input */
+    WK_ERR_RLP_NONCANON_SIZE = 401, /* RLP size not in canonical form */
+    WK_ERR_RLP_NONCANON_INT = 402, /* RLP integer with a leading zero byte */
+    WK_ERR_RLP_UINT_OVERFLOW = 403, /* RLP integer wider than 64 bits */
+    WK_ERR_RLP_EXPECTED_STRING = 404, /* RLP list where a string was expected */
+    WK_ERR_RLP_EXPECTED_LIST = 405, /* RLP string where a list was expected */
+    WK_ERR_RLP_TRAILING = 406, /* bytes after a complete RLP item */
+    WK_ERR_RLP_ELEM_TOO_LARGE = 407, /* RLP element larger than its enclosing list */
+    WK_ERR_RLP_DEPTH = 408, /* RLP lists nested too deeply */
+
     /* host: Blob store */
     WK_ERR_HOST_IO = 900,                /* local I/O failure (Integration; message has strerror) */
     WK_ERR_HOST_STORE_CORRUPT = 901,     /* stored Blob file fails its hash (Integration) */

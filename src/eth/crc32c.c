@@ -1,0 +1,2 @@
+/* wirekit eth: crc32c (being written) */
+#include <wirekit/eth.h>

@@ -1,0 +1,2 @@
+/* wirekit eth: gossip (being written) */
+#include <wirekit/eth.h>

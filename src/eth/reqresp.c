@@ -1,0 +1,2 @@
+/* wirekit eth: reqresp (being written) */
+#include <wirekit/eth.h>

@@ -1,0 +1,2 @@
+/* wirekit eth: rlp (being written) */
+#include <wirekit/eth.h>

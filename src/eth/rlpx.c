@@ -1,0 +1,2 @@
+/* wirekit eth: rlpx (being written) */
+#include <wirekit/eth.h>

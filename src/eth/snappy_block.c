@@ -1,0 +1,2 @@
+/* wirekit eth: snappy_block (being written) */
+#include <wirekit/eth.h>

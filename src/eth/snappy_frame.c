@@ -1,0 +1,2 @@
+/* wirekit eth: snappy_frame (being written) */
+#include <wirekit/eth.h>
