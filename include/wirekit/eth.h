@@ -137,12 +137,16 @@ void wk_snappy_frame_decoder_set_output_limit(wk_snappy_frame_decoder *d, uint64
 /* Pushes in->src[in->pos..in->size) and writes decoded bytes to out->dst[out->pos..out->size),
  * advancing both. Returns WK_NEED_INPUT (all input consumed, nothing pending), WK_NEED_OUTPUT (out
  * is full and decoded bytes are pending), WK_DONE (output limit reached, see above) or WK_ERROR
- * (sticky until reset). A chunk's bytes are emitted only after its checksum has been verified.
- * Errors: FRAME_ERR_*, SNAPPY_ERR_* from a compressed chunk's block, SSZSNAPPY_ERR_EXCESS_DATA. */
+ * (sticky until reset). A chunk's bytes are emitted only after its checksum has been verified
+ * (out->pos moves only then; a chunk may be decoded in place first, so on WK_ERROR the bytes of
+ * out->dst past out->pos may have been overwritten). Errors: FRAME_ERR_*, SNAPPY_ERR_* from a
+ * compressed chunk's block, SSZSNAPPY_ERR_EXCESS_DATA. Offsets count from the first byte pushed:
+ * FRAME_ERR_* and EXCESS_DATA point at the chunk header, SNAPPY_ERR_* at the failing element. */
 wk_result wk_snappy_frame_decode(wk_snappy_frame_decoder *d, wk_out *out, wk_in *in, wk_error *err);
 /* Declares end of input. WK_OK when the stream ended at a chunk boundary with no output pending
- * (an empty input and an identifier-only stream are valid empty streams), else
- * FRAME_ERR_TRUNCATED (offset = total bytes pushed), or the sticky error. */
+ * (an empty input and an identifier-only stream are valid empty streams), WK_ERR_STATE (not
+ * sticky) when decoded bytes are still pending (call wk_snappy_frame_decode with room first),
+ * else FRAME_ERR_TRUNCATED (offset = total bytes pushed), or the sticky error. */
 wk_code wk_snappy_frame_decoder_finish(wk_snappy_frame_decoder *d, wk_error *err);
 /* Bytes consumed from all pushes / decoded bytes written so far. */
 uint64_t wk_snappy_frame_decoder_consumed(const wk_snappy_frame_decoder *d);
@@ -151,9 +155,10 @@ uint64_t wk_snappy_frame_decoder_produced(const wk_snappy_frame_decoder *d);
 typedef struct wk_snappy_frame_encoder wk_snappy_frame_encoder;
 
 /* A streaming encoder: collects input into 65536-byte pieces, writes each as one chunk (0x00 when
- * compressing saves at least 1/8 of the piece, else 0x01), the stream identifier before the first
- * chunk only (an empty stream is zero bytes). Memory: one piece and one compressed chunk (about
- * 140 KiB), allocated at create. NULL with *err set on failure. */
+ * compressing saves at least 1/8 of the piece, else 0x01; pieces under 17 bytes are always 0x01,
+ * as Go's and Rust's block encoders write them as one literal), the stream identifier before the
+ * first chunk only (an empty stream is zero bytes). Memory: one piece and one compressed chunk
+ * (about 140 KiB), allocated at create. NULL with *err set on failure. */
 wk_snappy_frame_encoder *wk_snappy_frame_encoder_create(const wk_allocator *allocator,
                                                          wk_error *err);
 void wk_snappy_frame_encoder_free(wk_snappy_frame_encoder *e);
@@ -168,7 +173,9 @@ wk_result wk_snappy_frame_encode(wk_snappy_frame_encoder *e, wk_out *out, wk_in 
 /* Largest framed encoding of n bytes: 0 for n == 0, else 10 + n + 8 per 65536-byte piece. */
 uint64_t wk_snappy_frame_max_encoded_len(uint64_t n);
 /* One-shot framing of src[0..n) into dst (dst_cap >= wk_snappy_frame_max_encoded_len(n), else
- * WK_ERR_ARG); *out_len = bytes written. Allocates nothing. */
+ * WK_ERR_ARG); *out_len = bytes written, the same bytes the streaming encoder writes. Allocates
+ * nothing (a piece without room for libsnappy's worst case in dst is compressed through a 75 KiB
+ * stack buffer). */
 wk_code wk_snappy_frame_encode_all(const uint8_t *src, size_t n, uint8_t *dst, size_t dst_cap,
                                    size_t *out_len, wk_error *err);
 
@@ -177,6 +184,7 @@ wk_code wk_snappy_frame_encode_all(const uint8_t *src, size_t n, uint8_t *dst, s
  * ------------------------------------------------------------------------------------------- */
 #define WK_RLP_UINT_MAX_LEN 9   /* encoded uint64: prefix + 8 bytes */
 #define WK_RLP_HEADER_MAX_LEN 9 /* prefix + 8 length bytes */
+#define WK_RLP_MAX_DEPTH 256    /* deepest nesting wk_rlp_check tracks (fixed stack) */
 
 /* One item's header: a string or list whose payload is p[header_len .. header_len+payload_len). */
 typedef struct wk_rlp_item {
@@ -195,7 +203,8 @@ wk_code wk_rlp_read_header(const uint8_t *p, size_t n, wk_rlp_item *item, wk_err
  * RLP_ERR_UINT_OVERFLOW (more than 8 bytes), and the header errors. Trailing bytes are allowed. */
 wk_code wk_rlp_read_uint(const uint8_t *p, size_t n, uint64_t *value, size_t *used, wk_error *err);
 /* Checks that p[0..n) is exactly one complete canonical item, lists recursively (nesting at most
- * max_depth levels; deeper is RLP_ERR_DEPTH), items filling each list exactly (an item crossing
+ * max_depth levels, a top-level list being level 1; deeper is RLP_ERR_DEPTH; max_depth above
+ * WK_RLP_MAX_DEPTH counts as WK_RLP_MAX_DEPTH), items filling each list exactly (an item crossing
  * its list's end is RLP_ERR_ELEM_TOO_LARGE); bytes after the item are RLP_ERR_TRAILING. Iterative:
  * no recursion on the C stack. */
 wk_code wk_rlp_check(const uint8_t *p, size_t n, unsigned max_depth, wk_error *err);
@@ -337,6 +346,9 @@ typedef enum wk_rr_event {
     WK_RR_CHUNK_END = 4,   /* the chunk's payload is complete (chunk info still readable) */
     WK_RR_END = 5          /* request: payload complete and nothing may follow */
 } wk_rr_event;
+/* Event order: a request gives CHUNK_BEGIN (before the prefix) then END (in place of CHUNK_END);
+ * an empty_request gives END at once; a response gives CHUNK_BEGIN, CHUNK_END per chunk. Each
+ * event is reported once, before anything further is consumed. */
 
 typedef struct wk_rr_reader wk_rr_reader;
 
@@ -356,7 +368,8 @@ void wk_rr_reader_set_bounds(wk_rr_reader *r, const wk_ssz_bounds *bounds);
 const wk_rr_chunk *wk_rr_reader_chunk(const wk_rr_reader *r);
 /* Declares end of input. WK_OK when the stream may end here: a response between chunks, a
  * complete request, or an empty request of a method without content (options.empty_request).
- * Otherwise SSZSNAPPY_ERR_EARLY_EOF (offset = bytes pushed), or the sticky error. */
+ * Otherwise SSZSNAPPY_ERR_EARLY_EOF (offset = bytes pushed), or the sticky error; WK_ERR_STATE
+ * (not sticky) while decoded payload bytes wait for output room (read them, then finish). */
 wk_code wk_rr_reader_finish(wk_rr_reader *r, wk_error *err);
 /* Bytes consumed so far. */
 uint64_t wk_rr_reader_consumed(const wk_rr_reader *r);

@@ -3,4 +3,5 @@
 #define WIREKIT_H
 #include <wirekit/common.h>
 #include <wirekit/iltp.h>
+#include <wirekit/eth.h>
 #endif
