@@ -25,6 +25,7 @@ typedef struct wk_cli_command {
 int wk_cli_iltp(int argc, char **argv);
 int wk_cli_blake3(int argc, char **argv);
 int wk_cli_b64a(int argc, char **argv);
+int wk_cli_eth(int argc, char **argv); /* wirekit eth (cmd_eth.c): Ethereum Snappy */
 int wk_cli_iltp_demo(int argc, char **argv);
 int wk_cli_iltp_items(int argc, char **argv);
 int wk_cli_iltp_blob(int argc, char **argv);

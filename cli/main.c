@@ -6,6 +6,7 @@ static const wk_cli_command modules[] = {
     {"iltp", "ILTP (Lace-060/065): stream encoding, prefaces, offers, dictionary", wk_cli_iltp},
     {"blake3", "BLAKE3 hash, keyed hash, derive-key and extended output of stdin", wk_cli_blake3},
     {"b64a", "B64A encode and strict decode", wk_cli_b64a},
+    {"eth", "Ethereum Snappy: snappy block/framed, RLPx frame-data, gossip and req/resp ssz_snappy", wk_cli_eth},
 };
 
 static void usage(FILE *f)

@@ -88,7 +88,9 @@ wk_code wk_snappy_block_validate(const uint8_t *src, size_t n, uint64_t max_out,
 /* Decodes the whole block src[0..n) into dst (caller-owned, dst_cap bytes) with libsnappy, after
  * the preamble check against max_out. *out_len = the declared length on success. dst_cap below the
  * declared length is WK_ERR_ARG (Integration). On failure the error is the one
- * wk_snappy_block_validate reports; dst contents are then unspecified. */
+ * wk_snappy_block_validate reports; dst contents are then unspecified. (libsnappy 1.1.9 reads a
+ * literal length field FF FF FF FF as an empty literal and may accept such a block; a block
+ * holding the bytes FC FF FF FF FF is therefore validated before libsnappy decodes it.) */
 wk_code wk_snappy_block_decode(const uint8_t *src, size_t n, uint64_t max_out, uint8_t *dst,
                                size_t dst_cap, size_t *out_len, wk_error *err);
 

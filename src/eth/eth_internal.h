@@ -1,0 +1,96 @@
+/* wirekit eth: private helpers shared by the files of src/eth (not installed, not public API).
+ * Small and stable: unsigned LEB128 varints (the Snappy preamble and the req/resp length prefix)
+ * and little-endian loads and stores. */
+#ifndef WIREKIT_ETH_INTERNAL_H
+#define WIREKIT_ETH_INTERNAL_H
+
+#include <wirekit/eth.h>
+#include <string.h>
+
+/* What wk_leb128_read found. */
+typedef enum wk_leb128_status {
+    WK_LEB128_OK = 0,
+    WK_LEB128_TRUNCATED, /* the input ended inside the varint (including empty input) */
+    WK_LEB128_TOO_LONG,  /* byte number max_len still has its continuation bit set (decided as
+                            soon as that byte is seen, whatever follows) */
+    WK_LEB128_OVERFLOW   /* the 10th byte's value bits are above 1: the value needs 65+ bits
+                            (checked before its continuation bit) */
+} wk_leb128_status;
+
+/* Reads an unsigned LEB128 varint (7 value bits per byte, least significant group first, high
+ * bit = more bytes follow) of at most max_len (1..10) bytes from p[0..n). On WK_LEB128_OK *value
+ * is the value and *used its length; on an error *used is the number of bytes examined. Non-minimal
+ * encodings are accepted here: see wk_leb128_minimal. Reads nothing past p[n-1]. */
+static inline wk_leb128_status wk_leb128_read(const uint8_t *p, size_t n, unsigned max_len,
+                                              uint64_t *value, size_t *used)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0;; i++) {
+        if (i == n) {
+            *used = i;
+            return WK_LEB128_TRUNCATED;
+        }
+        uint8_t b = p[i];
+        if (i == 9 && (b & 0x7f) > 1) {
+            *used = i + 1;
+            return WK_LEB128_OVERFLOW;
+        }
+        v |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            *value = v;
+            *used = i + 1;
+            return WK_LEB128_OK;
+        }
+        if (i + 1 >= max_len) {
+            *used = i + 1;
+            return WK_LEB128_TOO_LONG;
+        }
+    }
+}
+
+/* True when the varint p[0..used) just read is minimally encoded (no redundant trailing zero
+ * group: a last byte of 00 is only minimal as the whole encoding of 0). */
+static inline bool wk_leb128_minimal(const uint8_t *p, size_t used)
+{
+    return used == 1 || p[used - 1] != 0;
+}
+
+/* libsnappy (1.1.9) reads a literal whose 4-byte length field is FF FF FF FF (length 2^32) as an
+ * empty literal (32-bit wrap-around) and may then accept the block, which spec 1.3 rejects (Go
+ * does). That needs the bytes FC FF FF FF FF somewhere in the block: when this finds them, run
+ * wk_snappy_block_validate before trusting libsnappy's verdict. Cheap (a memchr scan). */
+static inline bool wk_snappy_wrap_suspect(const uint8_t *src, size_t n)
+{
+    const uint8_t *p = src, *end = src + n;
+    while (end - p >= 5) {
+        const uint8_t *q = memchr(p, 0xfc, (size_t)(end - p) - 4);
+        if (!q) return false;
+        if (q[1] == 0xff && q[2] == 0xff && q[3] == 0xff && q[4] == 0xff) return true;
+        p = q + 1;
+    }
+    return false;
+}
+
+static inline uint32_t wk_load_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint32_t wk_load_le24(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
+}
+static inline void wk_store_le32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+static inline void wk_store_le24(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+}
+
+#endif

@@ -1,0 +1,287 @@
+/* Consensus gossip ssz_snappy (spec 5): every ssz_snappy-block/ vector (length and SHA-256 from
+ * manifest.tsv), the limit order of spec 5.3, the sender checks, and message ids (spec 5.4)
+ * against values computed independently with Python (hashlib + python-snappy).
+ * Usage: test_eth_gossip <shared>/vectors/eth */
+#include "wk_test.h"
+#include <wirekit/eth.h>
+#include <openssl/evp.h>
+
+static const char *VEC;
+
+static char *path_of(const char *rel)
+{
+    static char p[4096];
+    snprintf(p, sizeof p, "%s/%s", VEC, rel);
+    return p;
+}
+
+static void sha256_hex(const uint8_t *p, size_t n, char out[65])
+{
+    uint8_t md[32];
+    unsigned len = 0;
+    if (EVP_Digest(p, n, md, &len, EVP_sha256(), NULL) != 1 || len != 32) {
+        strcpy(out, "(sha256 failed)");
+        return;
+    }
+    wk_hex_encode(md, 32, out);
+}
+
+static void id_hex(const uint8_t id[WK_GOSSIP_MESSAGE_ID_LEN], char out[41])
+{
+    wk_hex_encode(id, WK_GOSSIP_MESSAGE_ID_LEN, out);
+}
+
+/* Every manifest row under ssz_snappy-block/. */
+static void test_vectors(void)
+{
+    size_t len = 0;
+    char *text = (char *)wk_test_read_file(path_of("manifest.tsv"), &len);
+    REQUIRE(text != NULL);
+    text = realloc(text, len + 1);
+    text[len] = 0;
+    int files = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] == '#' || strncmp(line, "ssz_snappy-block/", 17) != 0) continue;
+        char path[512], fmt[64], expect[16], sha[80];
+        unsigned long long dlen = 0;
+        REQUIRE(sscanf(line, "%511s %63s %15s %llu %79s", path, fmt, expect, &dlen, sha) == 5);
+        CHECK(strcmp(fmt, "snappy-block") == 0 && strcmp(expect, "ok") == 0);
+        files++;
+        size_t n = 0;
+        uint8_t *data = wk_test_read_file(path_of(path), &n);
+        REQUIRE(data != NULL);
+        wk_error err;
+        uint64_t declared = 0;
+        CHECKF(wk_gossip_peek(data, n, NULL, &declared, &err) == WK_OK && declared == dlen, "%s: peek",
+               path);
+        uint8_t *out = malloc(dlen + 1);
+        size_t out_len = 0;
+        wk_code rc = wk_gossip_decode(data, n, NULL, out, dlen, &out_len, &err);
+        CHECKF(rc == WK_OK && out_len == dlen, "%s: %s", path, wk_error_name(rc));
+        char hex[65];
+        sha256_hex(out, out_len, hex);
+        CHECKF(strcmp(hex, sha) == 0, "%s: sha256 %s", path, hex);
+        /* bounds exactly the length pass; one above the length or one below fail */
+        wk_ssz_bounds exact = {dlen, dlen}, above = {dlen + 1, 0}, below = {0, dlen - 1};
+        CHECK(wk_gossip_peek(data, n, &exact, NULL, &err) == WK_OK);
+        CHECK(wk_gossip_peek(data, n, &above, NULL, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS &&
+              err.offset == 0);
+        CHECK(wk_gossip_decode(data, n, &below, out, dlen, &out_len, &err) ==
+              WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
+        CHECK(wk_gossip_decode(data, n, NULL, out, dlen - 1, &out_len, &err) == WK_ERR_ARG);
+        /* message id: valid, and invalid once the type bound excludes it */
+        uint8_t id[WK_GOSSIP_MESSAGE_ID_LEN];
+        bool valid = false;
+        CHECK(wk_gossip_message_id(data, n, NULL, 0, NULL, NULL, id, &valid, &err) == WK_OK && valid);
+        CHECK(wk_gossip_message_id(data, n, NULL, 0, &above, NULL, id, &valid, &err) == WK_OK && !valid);
+        /* a truncated copy is rejected (and is not a valid snappy message) */
+        rc = wk_gossip_decode(data, n - 1, NULL, out, dlen, &out_len, &err);
+        CHECKF(rc != WK_OK && err.category == WK_CAT_PEER_PROTOCOL, "%s truncated: %s", path,
+               wk_error_name(rc));
+        CHECK(wk_gossip_message_id(data, n - 1, NULL, 0, NULL, NULL, id, &valid, &err) == WK_OK && !valid);
+        /* re-encode (sender side) and decode back */
+        size_t cap = (size_t)wk_snappy_max_compressed_len(dlen);
+        uint8_t *enc = malloc(cap);
+        size_t enc_len = 0;
+        CHECK(wk_gossip_encode(out, dlen, &exact, enc, cap, &enc_len, &err) == WK_OK);
+        uint8_t *back = malloc(dlen + 1);
+        CHECK(wk_gossip_decode(enc, enc_len, &exact, back, dlen, &out_len, &err) == WK_OK &&
+              out_len == dlen && memcmp(back, out, dlen) == 0);
+        free(back);
+        free(enc);
+        free(out);
+        free(data);
+        printf("  %-60s %llu bytes ok\n", path, dlen);
+    }
+    CHECKF(files == 8, "%d ssz_snappy-block files", files);
+    free(text);
+}
+
+/* Spec 5.3 in order: compressed size, preamble, MAX_PAYLOAD_SIZE, type bounds. */
+static void test_limit_order(void)
+{
+    wk_error err;
+    uint64_t d = 0;
+    CHECK(wk_snappy_max_compressed_len(WK_SSZ_MAX_PAYLOAD_SIZE) == WK_GOSSIP_MAX_COMPRESSED);
+    size_t big = WK_GOSSIP_MAX_COMPRESSED + 1; /* 12233419 */
+    uint8_t *data = malloc(big);
+    REQUIRE(data);
+    /* all 0xff: the preamble would be invalid, but the size check comes first */
+    memset(data, 0xff, big);
+    CHECK(wk_gossip_peek(data, big, NULL, &d, &err) == WK_ERR_GOSSIP_COMPRESSED_TOO_LARGE &&
+          err.has_offset && err.offset == WK_GOSSIP_MAX_COMPRESSED &&
+          err.category == WK_CAT_PEER_PROTOCOL);
+    CHECK(strcmp(wk_error_name(err.code), "GOSSIP_ERR_COMPRESSED_TOO_LARGE") == 0);
+    CHECK(wk_gossip_peek(data, big - 1, NULL, &d, &err) == WK_ERR_SNAPPY_PREAMBLE);
+    /* preamble 10485761 (81 80 80 05): too large, with 12233418 and 12233419 bytes of data */
+    memcpy(data, "\x81\x80\x80\x05", 4);
+    CHECK(wk_gossip_peek(data, big, NULL, &d, &err) == WK_ERR_GOSSIP_COMPRESSED_TOO_LARGE);
+    CHECK(wk_gossip_peek(data, big - 1, NULL, &d, &err) == WK_ERR_SNAPPY_TOO_LARGE && err.offset == 0);
+    /* MAX_PAYLOAD_SIZE before the type bound, even when the type bound is smaller */
+    wk_ssz_bounds small = {0, 50}, huge = {0, 20000000}, none = {0, 0}, range = {100, 200};
+    CHECK(wk_gossip_peek(data, 4, &small, &d, &err) == WK_ERR_SNAPPY_TOO_LARGE);
+    CHECK(wk_gossip_peek(data, 4, &huge, &d, &err) == WK_ERR_SNAPPY_TOO_LARGE);
+    CHECK(wk_gossip_peek(data, 4, &none, &d, &err) == WK_ERR_SNAPPY_TOO_LARGE);
+    /* exactly MAX_PAYLOAD_SIZE passes the checks; the empty body then fails to decode */
+    memcpy(data, "\x80\x80\x80\x05", 4);
+    CHECK(wk_gossip_peek(data, 4, NULL, &d, &err) == WK_OK && d == WK_SSZ_MAX_PAYLOAD_SIZE);
+    CHECK(wk_gossip_peek(data, 4, &huge, &d, &err) == WK_OK);
+    CHECK(wk_gossip_peek(data, 4, &small, &d, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
+    uint8_t *out = malloc(WK_SSZ_MAX_PAYLOAD_SIZE);
+    size_t out_len;
+    CHECK(wk_gossip_decode(data, 4, NULL, out, WK_SSZ_MAX_PAYLOAD_SIZE, &out_len, &err) ==
+              WK_ERR_SNAPPY_LENGTH_MISMATCH &&
+          err.offset == 4);
+    /* bounds [100, 200] */
+    const struct { uint8_t pre; wk_code code; } b[] = {
+        {99, WK_ERR_SSZSNAPPY_LENGTH_BOUNDS}, {100, WK_OK}, {127, WK_OK}};
+    for (size_t i = 0; i < 3; i++)
+        CHECK(wk_gossip_peek(&b[i].pre, 1, &range, &d, &err) == b[i].code);
+    CHECK(wk_gossip_peek((const uint8_t *)"\xc8\x01", 2, &range, &d, &err) == WK_OK && d == 200);
+    CHECK(wk_gossip_peek((const uint8_t *)"\xc9\x01", 2, &range, &d, &err) ==
+          WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
+    /* preamble errors */
+    CHECK(wk_gossip_peek(NULL, 0, NULL, &d, &err) == WK_ERR_SNAPPY_TRUNCATED);
+    CHECK(wk_gossip_peek((const uint8_t *)"\x80", 1, NULL, &d, &err) == WK_ERR_SNAPPY_TRUNCATED);
+    CHECK(wk_gossip_peek((const uint8_t *)"\xff\xff\xff\xff\xff\x01", 6, NULL, &d, &err) ==
+          WK_ERR_SNAPPY_PREAMBLE);
+    /* a block error surfaces with its name and offset */
+    CHECK(wk_gossip_decode((const uint8_t *)"\x05\x00\x61\x0e\x00\x00", 6, NULL, out, 5, &out_len,
+                           &err) == WK_ERR_SNAPPY_BAD_OFFSET &&
+          err.offset == 3);
+    CHECK(wk_gossip_decode((const uint8_t *)"\x00", 1, NULL, out, 0, &out_len, &err) == WK_OK &&
+          out_len == 0);
+    /* the largest payload round-trips */
+    memset(out, 0x5a, WK_SSZ_MAX_PAYLOAD_SIZE);
+    size_t cap = (size_t)wk_snappy_max_compressed_len(WK_SSZ_MAX_PAYLOAD_SIZE);
+    uint8_t *enc = malloc(cap);
+    size_t enc_len = 0;
+    CHECK(wk_gossip_encode(out, WK_SSZ_MAX_PAYLOAD_SIZE, NULL, enc, cap, &enc_len, &err) == WK_OK);
+    memset(out, 0, WK_SSZ_MAX_PAYLOAD_SIZE);
+    CHECK(wk_gossip_decode(enc, enc_len, NULL, out, WK_SSZ_MAX_PAYLOAD_SIZE, &out_len, &err) == WK_OK &&
+          out_len == WK_SSZ_MAX_PAYLOAD_SIZE && out[0] == 0x5a && out[out_len - 1] == 0x5a);
+    free(enc);
+    free(out);
+    free(data);
+}
+
+/* Sender checks: Integration errors, nothing written. */
+static void test_encode_checks(void)
+{
+    wk_error err;
+    size_t n = WK_SSZ_MAX_PAYLOAD_SIZE + 1;
+    uint8_t *src = calloc(1, n);
+    size_t cap = (size_t)wk_snappy_max_compressed_len(n);
+    uint8_t *dst = malloc(cap);
+    size_t out_len = 12345;
+    CHECK(wk_gossip_encode(src, n, NULL, dst, cap, &out_len, &err) == WK_ERR_SNAPPY_TOO_LARGE &&
+          err.category == WK_CAT_INTEGRATION && out_len == 12345);
+    wk_ssz_bounds huge = {0, 20000000}, range = {100, 200};
+    CHECK(wk_gossip_encode(src, n, &huge, dst, cap, &out_len, &err) == WK_ERR_SNAPPY_TOO_LARGE);
+    CHECK(wk_gossip_encode(src, 99, &range, dst, cap, &out_len, &err) ==
+              WK_ERR_SSZSNAPPY_LENGTH_BOUNDS &&
+          err.category == WK_CAT_INTEGRATION);
+    CHECK(wk_gossip_encode(src, 201, &range, dst, cap, &out_len, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
+    CHECK(wk_gossip_encode(src, 100, &range, dst, cap, &out_len, &err) == WK_OK);
+    CHECK(wk_gossip_encode(src, 200, &range, dst, cap, &out_len, &err) == WK_OK);
+    CHECK(wk_gossip_encode(src, 200, &range, dst, (size_t)wk_snappy_max_compressed_len(200) - 1,
+                           &out_len, &err) == WK_ERR_ARG);
+    CHECK(wk_gossip_encode(NULL, 0, NULL, dst, 32, &out_len, &err) == WK_OK && out_len == 1 &&
+          dst[0] == 0);
+    free(src);
+    free(dst);
+}
+
+/* Message ids. Expected values were computed with /usr/bin/python3 (hashlib + python-snappy),
+ * independently of this library:
+ *   python3 -c "import hashlib,snappy,struct; d=open(F,'rb').read(); t=T.encode();
+ *     print(hashlib.sha256(DOMAIN + [struct.pack('<Q',len(t))+t] + PAYLOAD).digest()[:20].hex())"
+ * with DOMAIN b'\x01\0\0\0' and PAYLOAD snappy.uncompress(d) for valid data, DOMAIN b'\0\0\0\0'
+ * and PAYLOAD d itself for invalid data, the topic part only for Altair. */
+static void test_message_id(void)
+{
+    const char *topic = "/eth2/446a7232/beacon_aggregate_and_proof/ssz_snappy";
+    size_t n = 0;
+    uint8_t *data = wk_test_read_file(path_of("ssz_snappy-block/ream/ancestor_9551968.ssz_snappy"), &n);
+    REQUIRE(data && n == 32575);
+    const uint8_t bad[] = {0x05, 0x00, 0x61, 0x0e, 0x00, 0x00}; /* copy with offset 0 */
+    const uint8_t ping8[] = {0x08, 0x1c, 1, 0, 0, 0, 0, 0, 0, 0};
+    wk_ssz_bounds ping_ok = {8, 8}, ping_bad = {16, 16};
+    struct {
+        const char *what;
+        const uint8_t *d;
+        size_t n;
+        const char *topic;
+        const wk_ssz_bounds *bounds;
+        bool valid;
+        const char *id;
+    } cases[] = {
+        /* sha256(b'\x01\0\0\0' + snappy.uncompress(d))[:20] */
+        {"phase0 valid block", data, n, NULL, NULL, true, "ebfec10169438fb697d5991c8510b82234938306"},
+        /* sha256(b'\x01\0\0\0' + struct.pack('<Q',len(t)) + t + snappy.uncompress(d))[:20] */
+        {"altair valid block", data, n, topic, NULL, true, "e9a388e7ab8ca8d38d23ff87c09526b15954c38b"},
+        /* sha256(b'\0\0\0\0' + bytes.fromhex('0500610e0000'))[:20] */
+        {"phase0 invalid data", bad, sizeof bad, NULL, NULL, false,
+         "775d40a9c6f1e99fcd7fdf7c61f533ab29478497"},
+        /* sha256(b'\0\0\0\0' + struct.pack('<Q',len(t)) + t + bytes.fromhex('0500610e0000'))[:20] */
+        {"altair invalid data", bad, sizeof bad, topic, NULL, false,
+         "890f35d6bc04cf6b2faf9f6540b6a21c4ef8546d"},
+        /* sha256(b'\x01\0\0\0' + snappy.uncompress(b'\x00'))[:20] */
+        {"phase0 empty payload", (const uint8_t *)"\x00", 1, NULL, NULL, true,
+         "67abdd721024f0ff4e0b3f4c2fc13bc5bad42d0b"},
+        /* sha256(b'\0\0\0\0')[:20] */
+        {"phase0 empty data", NULL, 0, NULL, NULL, false, "df3f619804a92fdb4057192dc43dd748ea778adc"},
+        /* sha256(b'\x01\0\0\0' + snappy.uncompress(bytes.fromhex('081c0100000000000000')))[:20] */
+        {"phase0 ping in bounds", ping8, sizeof ping8, NULL, &ping_ok, true,
+         "7d450465ceb49083708a6970827f0e0b116ed285"},
+        /* sha256(b'\0\0\0\0' + bytes.fromhex('081c0100000000000000'))[:20]: out of the type bounds */
+        {"phase0 ping out of bounds", ping8, sizeof ping8, NULL, &ping_bad, false,
+         "9a8273bf2ac8a2034fe060b99444417ee8d40509"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint8_t id[WK_GOSSIP_MESSAGE_ID_LEN];
+        bool valid = !cases[i].valid;
+        wk_error err;
+        wk_alloc_counter counter = {0};
+        wk_allocator a = wk_counting_allocator(&counter);
+        wk_code rc = wk_gossip_message_id(cases[i].d, cases[i].n, cases[i].topic,
+                                          cases[i].topic ? strlen(cases[i].topic) : 0, cases[i].bounds,
+                                          &a, id, &valid, &err);
+        char hex[41];
+        id_hex(id, hex);
+        CHECKF(rc == WK_OK && valid == cases[i].valid && strcmp(hex, cases[i].id) == 0,
+               "%s: %s valid=%d id=%s", cases[i].what, wk_error_name(rc), valid, hex);
+        CHECK(counter.current == 0); /* decompressed bytes freed */
+        CHECK(!cases[i].valid || counter.count == 1);
+    }
+    /* Allocation failure: WK_ERR_NOMEM, not an invalid-domain id. */
+    wk_alloc_counter lim = {0, 0, 1000, 0};
+    wk_allocator la = wk_counting_allocator(&lim);
+    uint8_t id[WK_GOSSIP_MESSAGE_ID_LEN];
+    wk_error err;
+    CHECK(wk_gossip_message_id(data, n, NULL, 0, NULL, &la, id, NULL, &err) == WK_ERR_NOMEM);
+    /* invalid data: the trial decode's buffer is freed; a refused preamble allocates nothing */
+    bool valid = true;
+    CHECK(wk_gossip_message_id(bad, sizeof bad, NULL, 0, NULL, &la, id, &valid, &err) == WK_OK &&
+          !valid && lim.count == 1 && lim.current == 0);
+    valid = true;
+    CHECK(wk_gossip_message_id((const uint8_t *)"\x81\x80\x80\x05", 4, NULL, 0, NULL, &la, id, &valid,
+                               &err) == WK_OK &&
+          !valid && lim.count == 1);
+    free(data);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s <shared>/vectors/eth\n", argv[0]);
+        return 2;
+    }
+    VEC = argv[1];
+    test_vectors();
+    test_limit_order();
+    test_encode_checks();
+    test_message_id();
+    return wk_test_summary("eth_gossip");
+}
