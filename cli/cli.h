@@ -26,6 +26,7 @@ int wk_cli_iltp(int argc, char **argv);
 int wk_cli_blake3(int argc, char **argv);
 int wk_cli_b64a(int argc, char **argv);
 int wk_cli_eth(int argc, char **argv); /* wirekit eth (cmd_eth.c): Ethereum Snappy */
+int wk_cli_moqt(int argc, char **argv); /* wirekit moqt (cmd_moqt.c): MoQT draft-20 data plane */
 int wk_cli_iltp_demo(int argc, char **argv);
 int wk_cli_iltp_items(int argc, char **argv);
 int wk_cli_iltp_blob(int argc, char **argv);

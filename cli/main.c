@@ -7,6 +7,7 @@ static const wk_cli_command modules[] = {
     {"blake3", "BLAKE3 hash, keyed hash, derive-key and extended output of stdin", wk_cli_blake3},
     {"b64a", "B64A encode and strict decode", wk_cli_b64a},
     {"eth", "Ethereum Snappy: snappy block/framed, RLPx frame-data, gossip and req/resp ssz_snappy", wk_cli_eth},
+    {"moqt", "MoQT draft-20 data plane: subgroup and fetch streams, datagrams, padding", wk_cli_moqt},
 };
 
 static void usage(FILE *f)

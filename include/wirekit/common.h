@@ -132,6 +132,36 @@ typedef enum wk_code {
     WK_ERR_RLP_ELEM_TOO_LARGE = 407, /* RLP element larger than its enclosing list */
     WK_ERR_RLP_DEPTH = 408, /* RLP lists nested too deeply */
 
+    /* moqt: MoQT draft-20 data streams (names as in specs/moqt-draft20-data-streams.md section 9;
+     * wk_moqt_error_category maps each to the vectors' error category) */
+    WK_ERR_MOQT_TRUNCATED = 500,             /* input ended inside a field, block or payload */
+    WK_ERR_MOQT_UNKNOWN_STREAM_TYPE = 501,   /* unidirectional stream type no draft-20 stream has */
+    WK_ERR_MOQT_WRONG_STREAM_TYPE = 502,     /* a known stream type, not the carrier expected */
+    WK_ERR_MOQT_SUBGROUP_ID_MODE_RESERVED = 503, /* subgroup Type Flags SUBGROUP_ID_MODE 0b11 */
+    WK_ERR_MOQT_SUBGROUP_BIT4_CLEAR = 504,   /* subgroup Type Flags with bit 4 (0x10) clear */
+    WK_ERR_MOQT_SUBGROUP_TYPE_TOO_LARGE = 505, /* subgroup Type Flags value 128 or greater */
+    WK_ERR_MOQT_DATAGRAM_STATUS_END_OF_GROUP = 506, /* datagram Type Flags STATUS + END_OF_GROUP */
+    WK_ERR_MOQT_DATAGRAM_RESERVED_BIT = 507, /* datagram Type Flags bit 4 (0x10) set */
+    WK_ERR_MOQT_DATAGRAM_UNSPECIFIED_BIT = 508, /* datagram Type Flags bit 6 or higher set */
+    WK_ERR_MOQT_EMPTY_PROPERTIES = 520,      /* datagram PROPERTIES bit with Properties Length 0 */
+    WK_ERR_MOQT_STATUS_PROPERTIES = 521,     /* datagram with a non-Normal status and properties */
+    WK_ERR_MOQT_PAYLOAD_NOT_PERMITTED = 522, /* payload bytes where the status leaves no room */
+    WK_ERR_MOQT_UNKNOWN_STATUS = 523,        /* Object Status not assigned by draft-20 */
+    WK_ERR_MOQT_OBJECT_ID_OVERFLOW = 524,    /* resolved Object ID above 2^64-1 */
+    WK_ERR_MOQT_GROUP_ID_OVERFLOW = 525,     /* resolved Group ID above 2^64-1 or below 0 */
+    WK_ERR_MOQT_SUBGROUP_ID_OVERFLOW = 526,  /* fetch Subgroup ID prior + 1 above 2^64-1 */
+    WK_ERR_MOQT_OBJECT_AFTER_END = 527,      /* object after End of Group/Track on a subgroup stream */
+    WK_ERR_MOQT_SERIALIZATION_FLAGS = 540,   /* Serialization Flags >= 128 and not an End of Range */
+    WK_ERR_MOQT_FIRST_RECORD = 541,          /* first fetch record lacks a delta or refers to a prior */
+    WK_ERR_MOQT_NO_PRIOR_OBJECT = 542,       /* prior Subgroup ID / Priority with no prior object */
+    WK_ERR_MOQT_PRIOR_NO_SUBGROUP = 543,     /* prior Subgroup ID referenced after a datagram object */
+    WK_ERR_MOQT_END_OF_RANGE_LENGTH = 544,   /* End of Range record with Object Payload Length != 0 */
+    WK_ERR_MOQT_PROPERTY_LENGTH = 560,       /* odd-type property value length above 65535 */
+    WK_ERR_MOQT_PROPERTY_TYPE_OVERFLOW = 561, /* accumulated property type above 2^64-1 */
+    WK_ERR_MOQT_PROPERTY_OVERRUN = 562,      /* a property pair crosses the end of its block */
+    WK_ERR_MOQT_PROPERTIES_TOO_LARGE = 563,  /* Properties Length above the reader's bound */
+    WK_ERR_MOQT_PADDING_NONZERO = 580,       /* (strict padding) a padding byte is not 0x00 */
+
     /* host: Blob store */
     WK_ERR_HOST_IO = 900,                /* local I/O failure (Integration; message has strerror) */
     WK_ERR_HOST_STORE_CORRUPT = 901,     /* stored Blob file fails its hash (Integration) */
@@ -335,6 +365,86 @@ static inline bool wk_cursor_be(wk_cursor *c, unsigned n, uint64_t *v)
 static inline void wk_put_be(uint8_t *dst, uint64_t v, unsigned n)
 {
     for (unsigned i = 0; i < n; i++) dst[n - 1 - i] = (uint8_t)(v >> (8 * i));
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * MoQT integer (draft-ietf-moq-transport-17 and later, section 1.4.1): a 1..9-byte prefix code,
+ * NOT the QUIC varint. The count of leading 1 bits of the first byte gives the length (n ones:
+ * n+1 bytes, the 9-byte form 0xFF followed by 8 value bytes); the rest of the first byte and the
+ * following bytes hold the value, big-endian. Every 64-bit value is encodable. Decoding accepts
+ * non-minimal forms (any length that holds the value); encoding is always minimal.
+ * ------------------------------------------------------------------------------------------- */
+#define WK_MOQT_INT_MAX_LEN 9
+
+/* Total encoded length (1..9) of the integer whose first byte is `first`. */
+static inline unsigned wk_moqt_int_size(uint8_t first)
+{
+    unsigned n = 0;
+    while (n < 8 && (first & (0x80u >> n))) n++;
+    return n + 1;
+}
+/* Minimal encoded length (1..9) of v. */
+static inline unsigned wk_moqt_int_len(uint64_t v)
+{
+    unsigned len = 1;
+    while (len < 9 && v >= ((uint64_t)1 << (7 * len))) len++;
+    return len;
+}
+/* Value of the complete encoding p[0..wk_moqt_int_size(p[0])) (the caller checked the length). */
+static inline uint64_t wk_moqt_int_get(const uint8_t *p)
+{
+    uint8_t b = p[0];
+    if (b < 0x80) return b;
+    unsigned len = wk_moqt_int_size(b);
+    uint64_t v = len == 9 ? 0 : (uint64_t)(b & (0xFFu >> len));
+    for (unsigned i = 1; i < len; i++) v = (v << 8) | p[i];
+    return v;
+}
+/* Writes the minimal encoding of v to dst, which must hold wk_moqt_int_len(v) bytes (at most
+ * WK_MOQT_INT_MAX_LEN). Returns the number of bytes written. */
+static inline unsigned wk_moqt_int_put(uint8_t *dst, uint64_t v)
+{
+    if (v < 0x80) {
+        dst[0] = (uint8_t)v;
+        return 1;
+    }
+    unsigned len = wk_moqt_int_len(v);
+    if (len == 9) {
+        dst[0] = 0xFF;
+        wk_put_be(dst + 1, v, 8);
+        return 9;
+    }
+    wk_put_be(dst, v, len);
+    dst[0] |= (uint8_t)(0xFFu << (9 - len));
+    return len;
+}
+/* Reads one MoQT integer (any length form). On a short read nothing is consumed and false is
+ * returned; *len_out (may be NULL) then receives the length the encoding needs (0 if no byte is
+ * left), else the length consumed. */
+static inline bool wk_cursor_moqt_int_n(wk_cursor *c, uint64_t *v, unsigned *len_out)
+{
+    if (c->p >= c->end) {
+        if (len_out) *len_out = 0;
+        return false;
+    }
+    uint8_t b = c->p[0];
+    if (b < 0x80) {
+        *v = b;
+        c->p++;
+        if (len_out) *len_out = 1;
+        return true;
+    }
+    unsigned len = wk_moqt_int_size(b);
+    if (len_out) *len_out = len;
+    if ((size_t)(c->end - c->p) < len) return false;
+    *v = wk_moqt_int_get(c->p);
+    c->p += len;
+    return true;
+}
+/* Reads one MoQT integer; false (nothing consumed) when the input ends inside it. */
+static inline bool wk_cursor_moqt_int(wk_cursor *c, uint64_t *v)
+{
+    return wk_cursor_moqt_int_n(c, v, NULL);
 }
 
 /* Strict UTF-8 check (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF).

@@ -4,4 +4,5 @@
 #include <wirekit/common.h>
 #include <wirekit/iltp.h>
 #include <wirekit/eth.h>
+#include <wirekit/moqt.h>
 #endif
