@@ -162,6 +162,32 @@ typedef enum wk_code {
     WK_ERR_MOQT_PROPERTIES_TOO_LARGE = 563,  /* Properties Length above the reader's bound */
     WK_ERR_MOQT_PADDING_NONZERO = 580,       /* (strict padding) a padding byte is not 0x00 */
 
+    /* colloq: Colloq plan codec (names as in specs/colloq.md; see colloq.h) */
+    WK_ERR_COLLOQ_JSON = 700,            /* conversation/plan is not JSON (offset = byte) */
+    WK_ERR_COLLOQ_SCHEMA = 701,          /* missing/unknown key, wrong JSON type or version tag */
+    WK_ERR_COLLOQ_NAME = 702,            /* name not [A-Za-z_][A-Za-z0-9_]* (or empty) */
+    WK_ERR_COLLOQ_DUPLICATE = 703,       /* duplicate role/state/field/transition */
+    WK_ERR_COLLOQ_UNKNOWN_STATE = 704,   /* reference to a state not declared */
+    WK_ERR_COLLOQ_UNKNOWN_ROLE = 705,    /* reference to a role not declared */
+    WK_ERR_COLLOQ_UNKNOWN_MESSAGE = 706, /* reference to a message not declared */
+    WK_ERR_COLLOQ_UNKNOWN_TYPE = 707,    /* field type not one of the thirteen */
+    WK_ERR_COLLOQ_LIMIT = 708,           /* too many fields, max_payload out of range, ... */
+    WK_ERR_COLLOQ_STRUCTURE = 709,       /* other structural error (transition leaves a final state) */
+    WK_ERR_COLLOQ_PLAN = 710,            /* plan file differs from what its content compiles to */
+    WK_ERR_COLLOQ_PREFACE = 720,         /* preface malformed */
+    WK_ERR_COLLOQ_PLAN_MISMATCH = 721,   /* peer preface names another plan identity */
+    WK_ERR_COLLOQ_WIRE_MISMATCH = 722,   /* peer preface names another wire encoding */
+    WK_ERR_COLLOQ_PREFACE_ROLE = 723,    /* peer role not in the plan, or the same as ours */
+    WK_ERR_COLLOQ_UNKNOWN_TRANSITION = 740, /* unknown-transition */
+    WK_ERR_COLLOQ_WRONG_STATE = 741,     /* wrong-state */
+    WK_ERR_COLLOQ_WRONG_SENDER = 742,    /* wrong-sender */
+    WK_ERR_COLLOQ_BAD_SEQUENCE = 743,    /* bad-sequence */
+    WK_ERR_COLLOQ_MALFORMED_PAYLOAD = 744, /* malformed-payload (also a malformed envelope) */
+    WK_ERR_COLLOQ_PAYLOAD_TOO_LARGE = 745, /* payload-too-large */
+    WK_ERR_COLLOQ_TRUNCATED = 746,       /* truncated: input ended inside a frame */
+    WK_ERR_COLLOQ_AFTER_FINAL = 747,     /* after-final: a frame after a final state */
+    WK_ERR_COLLOQ_TRACE = 760,           /* trace line malformed or inconsistent with the plan */
+
     /* host: Blob store */
     WK_ERR_HOST_IO = 900,                /* local I/O failure (Integration; message has strerror) */
     WK_ERR_HOST_STORE_CORRUPT = 901,     /* stored Blob file fails its hash (Integration) */

@@ -5,4 +5,5 @@
 #include <wirekit/iltp.h>
 #include <wirekit/eth.h>
 #include <wirekit/moqt.h>
+#include <wirekit/colloq.h>
 #endif

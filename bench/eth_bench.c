@@ -1,0 +1,828 @@
+/* Ethereum Snappy (eth module) throughput, each wirekit number beside its baseline in one run.
+ *
+ *   block    wk_snappy_block_encode / wk_snappy_block_decode against snappy_compress /
+ *            snappy_uncompress on the same bytes, and our validating pass
+ *            (wk_snappy_block_validate) beside the decode: what it would cost to run it always;
+ *   framed   the streaming encoder (64 KiB pushes and views, one final flush) and
+ *            wk_snappy_frame_encode_all, and the streaming decoder (64 KiB pushes and views),
+ *            against libsnappy compressing the same 64 KiB pieces as bare blocks (into one reused
+ *            buffer) and uncompressing them (target: framed decoding at least 90 % of that
+ *            speed); then the streaming calls again with 1 MiB pushes and views, where whole
+ *            chunks fit the caller's buffers;
+ *   CRC-32C  wk_crc32c (ISA-L crc32_iscsi) against wk_crc32c_table (slicing-by-8) on 64 KiB and
+ *            1 MiB buffers (target: ISA-L at least 25 GB/s);
+ *   req/resp one response chunk carrying the real Bellatrix block of
+ *            vectors/eth/reqresp-framed/lodestar/goerliShadowForkBlock.13249 (00, 4 context bytes,
+ *            varint 8d c1 08, Lodestar's framed stream) read by wk_rr_reader (created per stream,
+ *            64 KiB pushes and views), against snappy_uncompress of the stream's three blocks.
+ * Data: generated English-like text and JSON-like records, random bytes (deterministic), and real
+ * vector files: the Opticks text (Go-encoded block), SSZ beacon blocks / a blob sidecar / a beacon
+ * state (blocks as found), the EIP-706 Rinkeby block (devp2p, python-snappy-encoded block). Block
+ * decode rows decode the file's own compressed bytes where there is one.
+ *
+ * Speeds are MB/s (10^6 bytes per second) of uncompressed bytes (CRC: GB/s of input), the median
+ * of N repetitions; in each repetition wirekit and the baseline run back to back (alternating which
+ * goes first), each timing repeating the operation until it lasts 40 ms; ratio columns are the
+ * median of the per-repetition speed ratios. Every output is checked against the input outside the
+ * timed region (and the wirekit and libsnappy block encodings compared byte for byte).
+ *
+ * usage: eth_bench [--quick] [--reps N (default 11)] [--mib N (default 4)] [--shared DIR]
+ *   --quick   a tiny run for CI (256 KiB corpora, 3 repetitions, 2 ms timings)
+ *   --shared  the shared/ folder holding vectors/eth (default: WK_SHARED_DIR from CMake) */
+#include <wirekit/eth.h>
+#include <snappy-c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef WK_SHARED_DIR
+#define WK_SHARED_DIR "../shared"
+#endif
+
+#define PIECE ((size_t)65536)
+#define BIG_IO ((size_t)1 << 20)
+#define MAX_REPS 51
+
+static void die(const char *what)
+{
+    fprintf(stderr, "eth_bench: %s\n", what);
+    exit(1);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) die("out of memory");
+    return p;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Data
+ * ------------------------------------------------------------------------------------------- */
+static uint64_t rng_state = 0xe7e7e7e7ull;
+static uint64_t rnd(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+typedef struct sbuf {
+    uint8_t *p;
+    size_t n, cap;
+} sbuf;
+
+static void put(sbuf *b, const void *s, size_t n)
+{
+    n = min_sz(n, b->cap - b->n);
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+}
+static void puts_(sbuf *b, const char *s) { put(b, s, strlen(s)); }
+
+static const char *const words[] = {
+    "the", "of", "and", "to", "in", "a", "is", "that", "for", "it", "as", "was", "with", "be",
+    "by", "on", "not", "he", "this", "are", "or", "his", "from", "at", "which", "but", "have",
+    "an", "had", "they", "you", "were", "their", "one", "all", "we", "can", "her", "has", "there",
+    "been", "if", "more", "when", "will", "would", "who", "so", "no", "light", "colour", "rays",
+    "glass", "prism", "experiment", "refraction", "observed", "image", "white", "red", "violet",
+    "bodies", "motion", "reflexion", "surface", "sun", "through", "same", "likewise", "therefore"};
+#define NWORDS (sizeof words / sizeof words[0])
+
+/* English-like prose: sentences of common words, commas, paragraphs. */
+static void english(uint8_t *dst, size_t n)
+{
+    sbuf b = {dst, 0, n};
+    bool cap = true;
+    while (b.n < n) {
+        char w[24];
+        snprintf(w, sizeof w, "%s", words[rnd() % NWORDS]);
+        if (cap) w[0] = (char)(w[0] - 32);
+        cap = false;
+        puts_(&b, w);
+        uint64_t r = rnd() % 20;
+        if (r == 0) {
+            puts_(&b, ".\n\n");
+            cap = true;
+        } else if (r < 3) {
+            puts_(&b, ". ");
+            cap = true;
+        } else if (r < 5) {
+            puts_(&b, ", ");
+        } else {
+            puts_(&b, " ");
+        }
+    }
+}
+
+/* JSON-like records: beacon-API-ish objects with numbers, booleans and random 32-byte roots. */
+static void json(uint8_t *dst, size_t n)
+{
+    sbuf b = {dst, 0, n};
+    uint64_t slot = 9552000;
+    puts_(&b, "[\n");
+    while (b.n < n) {
+        char root[67], parent[67], line[512];
+        root[0] = parent[0] = '0';
+        root[1] = parent[1] = 'x';
+        for (int i = 0; i < 64; i++) {
+            root[2 + i] = "0123456789abcdef"[rnd() & 15];
+            parent[2 + i] = "0123456789abcdef"[rnd() & 15];
+        }
+        root[66] = parent[66] = 0;
+        slot += 1 + rnd() % 3;
+        int len =
+            snprintf(line, sizeof line,
+                     "  {\"slot\": \"%llu\", \"proposer_index\": \"%llu\", \"parent_root\": "
+                     "\"%s\", \"state_root\": \"%s\", \"finalized\": %s, \"attestations\": %u, "
+                     "\"graffiti\": \"%s %s\"},\n",
+                     (unsigned long long)slot, (unsigned long long)(rnd() % 1000000), parent, root,
+                     rnd() % 2 ? "true" : "false", (unsigned)(rnd() % 128), words[rnd() % NWORDS],
+                     words[rnd() % NWORDS]);
+        put(&b, line, (size_t)len);
+    }
+}
+
+static void random_bytes(uint8_t *dst, size_t n)
+{
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t v = rnd();
+        memcpy(dst + i, &v, min_sz(8, n - i));
+    }
+}
+
+static uint8_t *read_file(const char *dir, const char *rel, size_t *len)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/vectors/eth/%s", dir, rel);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "eth_bench: cannot open %s (pass --shared DIR)\n", path);
+        exit(1);
+    }
+    if (fseek(f, 0, SEEK_END) != 0) die("seek");
+    long sz = ftell(f);
+    if (sz < 0) die("ftell");
+    rewind(f);
+    uint8_t *p = xmalloc((size_t)sz);
+    if (fread(p, 1, (size_t)sz, f) != (size_t)sz) die("short read");
+    fclose(f);
+    *len = (size_t)sz;
+    return p;
+}
+
+static uint8_t *hex_decode(const uint8_t *text, size_t n, size_t *len)
+{
+    while (n && (text[n - 1] == '\n' || text[n - 1] == '\r')) n--;
+    uint8_t *p = xmalloc(n / 2);
+    long got = wk_hex_decode((const char *)text, n, p, n / 2);
+    if (got < 0) die("bad hex vector");
+    *len = (size_t)got;
+    return p;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Timing
+ * ------------------------------------------------------------------------------------------- */
+typedef void (*op_fn)(void *ctx);
+
+static double min_seconds = 0.04;
+
+static double time_op(op_fn f, void *ctx, int iters)
+{
+    double t0 = now();
+    for (int i = 0; i < iters; i++) f(ctx);
+    return (now() - t0) / iters;
+}
+
+typedef struct pair {
+    double a, b;  /* medians, units per second (bytes / time / unit) */
+    double ratio; /* median of the per-repetition a/b speed ratios */
+} pair;
+
+/* Times a against b over `bytes` per operation: reps repetitions, alternating the order. */
+static pair compare(op_fn fa, void *ca, op_fn fb, void *cb, double bytes, double unit, int reps)
+{
+    double va[MAX_REPS], vb[MAX_REPS], q[MAX_REPS];
+    double one = time_op(fa, ca, 1), other = time_op(fb, cb, 1); /* warm-up, calibration */
+    double slow = one > other ? one : other;
+    int iters = slow >= min_seconds ? 1 : (int)(min_seconds / (slow > 1e-9 ? slow : 1e-9)) + 1;
+    for (int k = 0; k < reps; k++) {
+        double ta, tb;
+        if (k % 2 == 0) {
+            ta = time_op(fa, ca, iters);
+            tb = time_op(fb, cb, iters);
+        } else {
+            tb = time_op(fb, cb, iters);
+            ta = time_op(fa, ca, iters);
+        }
+        va[k] = bytes / ta / unit;
+        vb[k] = bytes / tb / unit;
+        q[k] = tb / ta;
+    }
+    pair p = {median(va, reps), median(vb, reps), median(q, reps)};
+    return p;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Block format
+ * ------------------------------------------------------------------------------------------- */
+typedef struct block_job {
+    const uint8_t *raw; /* uncompressed */
+    size_t n;
+    const uint8_t *comp; /* compressed block the decoders read */
+    size_t comp_len;
+    uint8_t *enc;        /* encoder output */
+    size_t enc_cap, enc_len;
+    uint8_t *out;        /* decoder output */
+} block_job;
+
+static void op_wk_block_encode(void *c)
+{
+    block_job *j = c;
+    wk_error err;
+    if (wk_snappy_block_encode(j->raw, j->n, j->enc, j->enc_cap, &j->enc_len, &err) != WK_OK)
+        die(err.msg);
+}
+static void op_lib_block_encode(void *c)
+{
+    block_job *j = c;
+    size_t len = j->enc_cap;
+    if (snappy_compress((const char *)j->raw, j->n, (char *)j->enc, &len) != SNAPPY_OK)
+        die("snappy_compress");
+    j->enc_len = len;
+}
+static void op_wk_block_decode(void *c)
+{
+    block_job *j = c;
+    wk_error err;
+    size_t len;
+    if (wk_snappy_block_decode(j->comp, j->comp_len, WK_SNAPPY_BLOCK_MAX, j->out, j->n, &len,
+                               &err) != WK_OK)
+        die(err.msg);
+}
+static void op_lib_block_decode(void *c)
+{
+    block_job *j = c;
+    size_t len = j->n;
+    if (snappy_uncompress((const char *)j->comp, j->comp_len, (char *)j->out, &len) != SNAPPY_OK)
+        die("snappy_uncompress");
+}
+static void op_wk_block_validate(void *c)
+{
+    block_job *j = c;
+    wk_error err;
+    if (wk_snappy_block_validate(j->comp, j->comp_len, WK_SNAPPY_BLOCK_MAX, NULL, &err) != WK_OK)
+        die(err.msg);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Framing format
+ * ------------------------------------------------------------------------------------------- */
+typedef struct frame_job {
+    const uint8_t *raw;
+    size_t n;
+    uint8_t *stream; /* our framed encoding of raw */
+    size_t stream_cap, stream_len;
+    uint8_t *enc;    /* encoder output */
+    size_t enc_len;
+    uint8_t *out;    /* decoded */
+    wk_snappy_frame_encoder *e;
+    wk_snappy_frame_decoder *d;
+    /* baseline: the 64 KiB pieces as bare blocks */
+    size_t pieces;
+    uint8_t *blocks;  /* compressed pieces, each at k * block_stride */
+    size_t block_stride;
+    size_t *block_len;
+    size_t io;        /* push and view size of the streaming calls */
+    uint8_t *scratch; /* one block (block_stride bytes) */
+} frame_job;
+
+static void op_wk_frame_encode(void *c)
+{
+    frame_job *j = c;
+    wk_error err;
+    wk_snappy_frame_encoder_reset(j->e);
+    size_t pos = 0;
+    for (size_t off = 0;; off += j->io) {
+        bool last = off + j->io >= j->n;
+        wk_in in = {j->raw + off, last ? j->n - off : j->io, 0};
+        wk_result r;
+        do {
+            if (pos == j->stream_cap) die("framed stream too large");
+            wk_out out = {j->enc + pos, min_sz(j->io, j->stream_cap - pos), 0};
+            r = wk_snappy_frame_encode(j->e, &out, &in, last, &err);
+            pos += out.pos;
+        } while (r == WK_NEED_OUTPUT);
+        if (r != (last ? WK_DONE : WK_NEED_INPUT)) die("frame encode");
+        if (last) break;
+    }
+    j->enc_len = pos;
+}
+static void op_wk_frame_encode_all(void *c)
+{
+    frame_job *j = c;
+    wk_error err;
+    if (wk_snappy_frame_encode_all(j->raw, j->n, j->enc, j->stream_cap, &j->enc_len, &err) != WK_OK)
+        die(err.msg);
+}
+/* The baseline compressor: every piece into one reused (cache-hot) block buffer. */
+static void op_lib_pieces_compress(void *c)
+{
+    frame_job *j = c;
+    for (size_t k = 0; k < j->pieces; k++) {
+        size_t off = k * PIECE, len = j->block_stride;
+        if (snappy_compress((const char *)j->raw + off, min_sz(PIECE, j->n - off),
+                            (char *)j->scratch, &len) != SNAPPY_OK)
+            die("snappy_compress");
+        j->block_len[k] = len;
+    }
+}
+/* The blocks the baseline decompressor reads (outside the timed region). */
+static void lib_pieces_prepare(frame_job *j)
+{
+    for (size_t k = 0; k < j->pieces; k++) {
+        size_t off = k * PIECE, len = j->block_stride;
+        if (snappy_compress((const char *)j->raw + off, min_sz(PIECE, j->n - off),
+                            (char *)j->blocks + k * j->block_stride, &len) != SNAPPY_OK)
+            die("snappy_compress");
+        j->block_len[k] = len;
+    }
+}
+static void op_wk_frame_decode(void *c)
+{
+    frame_job *j = c;
+    wk_error err;
+    wk_snappy_frame_decoder_reset(j->d);
+    size_t ipos = 0, opos = 0;
+    while (ipos < j->stream_len) {
+        wk_in in = {j->stream + ipos, min_sz(j->io, j->stream_len - ipos), 0};
+        wk_result r;
+        do {
+            wk_out out = {j->out + opos, min_sz(j->io, j->n + PIECE - opos), 0};
+            r = wk_snappy_frame_decode(j->d, &out, &in, &err);
+            opos += out.pos;
+        } while (r == WK_NEED_OUTPUT);
+        if (r != WK_NEED_INPUT) die(err.msg);
+        ipos += in.pos;
+    }
+    if (wk_snappy_frame_decoder_finish(j->d, &err) != WK_OK || opos != j->n) die("frame decode");
+}
+static void op_lib_pieces_uncompress(void *c)
+{
+    frame_job *j = c;
+    for (size_t k = 0; k < j->pieces; k++) {
+        size_t len = PIECE;
+        if (snappy_uncompress((const char *)j->blocks + k * j->block_stride, j->block_len[k],
+                              (char *)j->out + k * PIECE, &len) != SNAPPY_OK)
+            die("snappy_uncompress");
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * CRC-32C
+ * ------------------------------------------------------------------------------------------- */
+typedef struct crc_job {
+    const uint8_t *p;
+    size_t n;
+    volatile uint32_t sink;
+} crc_job;
+
+static void op_crc_isal(void *c)
+{
+    crc_job *j = c;
+    j->sink = wk_crc32c(j->p, j->n);
+}
+static void op_crc_table(void *c)
+{
+    crc_job *j = c;
+    j->sink = wk_crc32c_table(j->p, j->n);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Req/resp
+ * ------------------------------------------------------------------------------------------- */
+typedef struct rr_job {
+    const uint8_t *chunk; /* the whole response stream */
+    size_t chunk_len;
+    size_t ssz_len;
+    uint8_t *out;
+    const uint8_t *blocks[8]; /* the framed stream's compressed blocks */
+    size_t block_len[8], nblocks;
+} rr_job;
+
+static void op_wk_rr(void *c)
+{
+    rr_job *j = c;
+    wk_error err;
+    wk_rr_options o;
+    memset(&o, 0, sizeof o);
+    o.context_bytes = true;
+    wk_rr_reader *r = wk_rr_reader_create(&o, NULL, &err);
+    if (!r) die(err.msg);
+    size_t ipos = 0, opos = 0;
+    int ends = 0;
+    while (ipos < j->chunk_len) {
+        wk_in in = {j->chunk + ipos, min_sz(PIECE, j->chunk_len - ipos), 0};
+        for (;;) {
+            wk_out out = {j->out + opos, min_sz(PIECE, j->ssz_len + PIECE - opos), 0};
+            wk_rr_event ev = wk_rr_read(r, &out, &in, &err);
+            opos += out.pos;
+            if (ev == WK_RR_ERROR) die(err.msg);
+            if (ev == WK_RR_CHUNK_END) ends++;
+            if (ev == WK_RR_NEED_INPUT) break;
+        }
+        ipos += in.pos;
+    }
+    if (wk_rr_reader_finish(r, &err) != WK_OK || ends != 1 || opos != j->ssz_len) die("rr read");
+    wk_rr_reader_free(r);
+}
+static void op_lib_rr(void *c)
+{
+    rr_job *j = c;
+    size_t opos = 0;
+    for (size_t k = 0; k < j->nblocks; k++) {
+        size_t len = j->ssz_len - opos;
+        if (snappy_uncompress((const char *)j->blocks[k], j->block_len[k], (char *)j->out + opos,
+                              &len) != SNAPPY_OK)
+            die("snappy_uncompress");
+        opos += len;
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Driver
+ * ------------------------------------------------------------------------------------------- */
+typedef struct dataset {
+    const char *name;
+    uint8_t *raw;
+    size_t n;
+    const uint8_t *comp; /* the file's own compressed block, or NULL */
+    size_t comp_len;
+    bool framed;         /* also a framed row */
+} dataset;
+
+static const char *human(size_t n, char *buf, size_t cap)
+{
+    if (n >= (1u << 20) && n % (1u << 20) == 0) snprintf(buf, cap, "%zu MiB", n >> 20);
+    else if (n >= 1024 && n % 1024 == 0) snprintf(buf, cap, "%zu KiB", n >> 10);
+    else snprintf(buf, cap, "%zu B", n);
+    return buf;
+}
+
+/* Decodes a vector's compressed block with libsnappy (the bench's source of truth for its bytes)
+ * and checks the length the manifest gives. */
+static uint8_t *vector_block(const uint8_t *comp, size_t comp_len, size_t expect, size_t *n)
+{
+    size_t len;
+    if (snappy_uncompressed_length((const char *)comp, comp_len, &len) != SNAPPY_OK ||
+        len != expect)
+        die("vector block: unexpected length");
+    uint8_t *p = xmalloc(len);
+    if (snappy_uncompress((const char *)comp, comp_len, (char *)p, &len) != SNAPPY_OK)
+        die("vector block: libsnappy rejects it");
+    *n = len;
+    return p;
+}
+
+int main(int argc, char **argv)
+{
+    int reps = 11;
+    size_t mib = 4;
+    bool quick = false;
+    const char *shared = WK_SHARED_DIR;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) quick = true;
+        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--mib") == 0 && i + 1 < argc) mib = (size_t)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--shared") == 0 && i + 1 < argc) shared = argv[++i];
+        else {
+            fprintf(stderr, "usage: eth_bench [--quick] [--reps N] [--mib N] [--shared DIR]\n");
+            return 2;
+        }
+    }
+    size_t n = mib << 20;
+    if (quick) {
+        n = 256u << 10;
+        reps = 3;
+        min_seconds = 0.002;
+    }
+    if (reps < 1 || reps > MAX_REPS || n == 0) die("bad --reps or --mib");
+    double t_start = now();
+
+    /* ---- data ---- */
+    dataset ds[16];
+    size_t nds = 0;
+    uint8_t *text = xmalloc(n), *js = xmalloc(n), *rb = xmalloc(n);
+    english(text, n);
+    json(js, n);
+    random_bytes(rb, n);
+    ds[nds++] = (dataset){"English-like text", text, n, NULL, 0, true};
+    ds[nds++] = (dataset){"JSON-like records", js, n, NULL, 0, true};
+    ds[nds++] = (dataset){"random bytes", rb, n, NULL, 0, true};
+    struct {
+        const char *name, *path;
+        size_t decoded;
+        bool hex, framed;
+    } vecs[] = {
+        {"Opticks text (Go block)", "snappy-block/golang-snappy/Isaac.Newton-Opticks.txt.rawsnappy",
+         16472, false, false},
+        {"SSZ Sepolia block 9552076 (ream)", "ssz_snappy-block/ream/child_9552076.ssz_snappy",
+         65807, false, false},
+        {"SSZ BlobSidecar (lambda, literals only)",
+         "ssz_snappy-block/lambda_ethereum_consensus/blob_sidecar.ssz_snappy", 131928, false,
+         false},
+        {"SSZ BeaconState (lambda)",
+         "ssz_snappy-block/lambda_ethereum_consensus/beacon_state.ssz_snappy", 11437, false, false},
+        {"RLP Rinkeby block 272621 (EIP-706, python-snappy)", "devp2p/ethereumj/block.py.snappy",
+         1522774, true, true},
+    };
+    size_t nvec = quick ? 2 : sizeof vecs / sizeof vecs[0];
+    uint8_t *files[8] = {0};
+    for (size_t v = 0; v < nvec; v++) {
+        size_t flen, clen;
+        uint8_t *f = read_file(shared, vecs[v].path, &flen);
+        const uint8_t *comp = f;
+        clen = flen;
+        if (vecs[v].hex) {
+            uint8_t *h = hex_decode(f, flen, &clen);
+            free(f);
+            f = h;
+            comp = h;
+        }
+        files[v] = f;
+        size_t dn;
+        uint8_t *raw = vector_block(comp, clen, vecs[v].decoded, &dn);
+        ds[nds++] = (dataset){vecs[v].name, raw, dn, comp, clen, vecs[v].framed};
+    }
+    /* the req/resp vector: SSZ bytes and Lodestar's framed stream */
+    size_t ssz_len, framed_len;
+    uint8_t *ssz = read_file(
+        shared, "reqresp-framed/lodestar/goerliShadowForkBlock.13249/serialized.ssz", &ssz_len);
+    uint8_t *framed = read_file(
+        shared, "reqresp-framed/lodestar/goerliShadowForkBlock.13249/streamed.snappy", &framed_len);
+    if (!quick)
+        ds[nds++] = (dataset){"SSZ Bellatrix block 13249 (lodestar)", ssz, ssz_len, NULL, 0, true};
+
+    size_t maxn = 0;
+    for (size_t i = 0; i < nds; i++)
+        if (ds[i].n > maxn) maxn = ds[i].n;
+    size_t enc_cap = (size_t)wk_snappy_max_compressed_len(maxn);
+    size_t stream_cap = (size_t)wk_snappy_frame_max_encoded_len(maxn) + PIECE;
+    uint8_t *comp_buf = xmalloc(enc_cap),
+            *enc = xmalloc(enc_cap > stream_cap ? enc_cap : stream_cap);
+    uint8_t *enc2 = xmalloc(enc_cap), *out = xmalloc(maxn + 2 * PIECE);
+    uint8_t *stream = xmalloc(stream_cap);
+
+    printf("wirekit %s eth_bench: libsnappy (snappy-c), ISA-L crc32_iscsi; shared dir %s\n",
+           wk_version(), shared);
+    printf("MB/s = 10^6 uncompressed bytes per second (CRC: GB/s = 10^9 input bytes per second), "
+           "median of %d repetitions (each >= %.0f ms); ratio = median of the per-repetition "
+           "speed ratios\n",
+           reps, min_seconds * 1e3);
+
+    /* ---- block ---- */
+    printf("\n### Snappy block format (one block per data set)\n\n");
+    printf(
+        "| data | size | compressed/size | encode wirekit | encode libsnappy | ratio | same bytes "
+        "| decode wirekit | decode libsnappy | ratio | validate (ours) | validate time / decode "
+        "time |\n");
+    printf("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n");
+    fflush(stdout);
+    for (size_t i = 0; i < nds; i++) {
+        dataset *d = &ds[i];
+        block_job j = {d->raw, d->n, NULL, 0, enc, enc_cap, 0, out};
+        /* encoders: same bytes? */
+        op_wk_block_encode(&j);
+        size_t wl = j.enc_len;
+        memcpy(enc2, enc, wl);
+        op_lib_block_encode(&j);
+        bool same = wl == j.enc_len && memcmp(enc2, enc, wl) == 0;
+        pair pe = compare(op_wk_block_encode, &j, op_lib_block_encode, &j, (double)d->n, 1e6, reps);
+        /* decoders read the file's own block, else libsnappy's encoding */
+        if (d->comp) {
+            j.comp = d->comp;
+            j.comp_len = d->comp_len;
+        } else {
+            size_t cl = enc_cap;
+            if (snappy_compress((const char *)d->raw, d->n, (char *)comp_buf, &cl) != SNAPPY_OK)
+                die("snappy_compress");
+            j.comp = comp_buf;
+            j.comp_len = cl;
+        }
+        memset(out, 0, d->n);
+        op_wk_block_decode(&j);
+        if (memcmp(out, d->raw, d->n) != 0) die("wirekit block decode mismatch");
+        memset(out, 0, d->n);
+        op_lib_block_decode(&j);
+        if (memcmp(out, d->raw, d->n) != 0) die("libsnappy block decode mismatch");
+        pair pd = compare(op_wk_block_decode, &j, op_lib_block_decode, &j, (double)d->n, 1e6, reps);
+        /* validate against our decode: ratio = decode speed / validate speed = time share */
+        pair pv =
+            compare(op_wk_block_validate, &j, op_wk_block_decode, &j, (double)d->n, 1e6, reps);
+        char hb[32];
+        printf("| %s | %s | %.3f | %.1f | %.1f | %.3f | %s | %.1f | %.1f | %.3f | %.1f | %.3f |\n",
+               d->name, human(d->n, hb, sizeof hb), (double)j.comp_len / (double)d->n, pe.a, pe.b,
+               pe.ratio, same ? "yes" : "no", pd.a, pd.b, pd.ratio, pv.a, 1.0 / pv.ratio);
+        fflush(stdout);
+    }
+
+    /* ---- framed ---- */
+    printf("\n### Snappy framing format (64 KiB pushes and views) against libsnappy on the same "
+           "64 KiB pieces\n\n");
+    printf("| data | size | framed/size | stream encode | encode_all | libsnappy pieces compress "
+           "| stream/raw | encode_all/raw | decode wirekit | libsnappy pieces uncompress | "
+           "decode ratio | target >= 0.90 |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    fflush(stdout);
+    wk_error err;
+    wk_snappy_frame_encoder *fe = wk_snappy_frame_encoder_create(NULL, &err);
+    wk_snappy_frame_decoder *fd = wk_snappy_frame_decoder_create(NULL, &err);
+    if (!fe || !fd) die("framing create");
+    size_t stride = (size_t)wk_snappy_max_compressed_len(PIECE);
+    size_t max_pieces = (maxn + PIECE - 1) / PIECE;
+    uint8_t *blocks = xmalloc(max_pieces * stride);
+    size_t *block_len = xmalloc(max_pieces * sizeof *block_len);
+    uint8_t *scratch = xmalloc(stride);
+    bool frame_target = true;
+    struct {
+        const char *name;
+        pair enc, dec;
+    } big_io[16];
+    size_t nbig = 0;
+    for (size_t i = 0; i < nds; i++) {
+        dataset *d = &ds[i];
+        if (!d->framed) continue;
+        frame_job j;
+        memset(&j, 0, sizeof j);
+        j.raw = d->raw;
+        j.n = d->n;
+        j.stream = stream;
+        j.stream_cap = stream_cap;
+        j.enc = enc;
+        j.out = out;
+        j.e = fe;
+        j.d = fd;
+        j.pieces = (d->n + PIECE - 1) / PIECE;
+        j.blocks = blocks;
+        j.block_stride = stride;
+        j.block_len = block_len;
+        j.io = PIECE;
+        j.scratch = scratch;
+        /* the stream the decoder reads; streaming and one-shot encodings must be equal */
+        op_wk_frame_encode_all(&j);
+        memcpy(stream, enc, j.enc_len);
+        j.stream_len = j.enc_len;
+        op_wk_frame_encode(&j);
+        if (j.enc_len != j.stream_len || memcmp(enc, stream, j.stream_len) != 0)
+            die("streaming and one-shot framing differ");
+        pair ps =
+            compare(op_wk_frame_encode, &j, op_lib_pieces_compress, &j, (double)d->n, 1e6, reps);
+        pair pa = compare(op_wk_frame_encode_all, &j, op_lib_pieces_compress, &j, (double)d->n, 1e6,
+                          reps);
+        memset(out, 0, d->n);
+        op_wk_frame_decode(&j);
+        if (memcmp(out, d->raw, d->n) != 0) die("framed decode mismatch");
+        lib_pieces_prepare(&j);
+        memset(out, 0, d->n);
+        op_lib_pieces_uncompress(&j);
+        if (memcmp(out, d->raw, d->n) != 0) die("libsnappy pieces mismatch");
+        pair pd =
+            compare(op_wk_frame_decode, &j, op_lib_pieces_uncompress, &j, (double)d->n, 1e6, reps);
+        bool ok = pd.ratio >= 0.90;
+        if (!ok) frame_target = false;
+        /* the same with 1 MiB pushes and views, where whole chunks fit (the fast paths) */
+        j.io = BIG_IO;
+        big_io[nbig].name = d->name;
+        big_io[nbig].enc =
+            compare(op_wk_frame_encode, &j, op_lib_pieces_compress, &j, (double)d->n, 1e6, reps);
+        memset(out, 0, d->n);
+        op_wk_frame_decode(&j);
+        if (memcmp(out, d->raw, d->n) != 0) die("framed decode mismatch (1 MiB views)");
+        big_io[nbig++].dec =
+            compare(op_wk_frame_decode, &j, op_lib_pieces_uncompress, &j, (double)d->n, 1e6, reps);
+        char hb[32];
+        printf("| %s | %s | %.3f | %.1f | %.1f | %.1f | %.3f | %.3f | %.1f | %.1f | %.3f | %s |\n",
+               d->name, human(d->n, hb, sizeof hb), (double)j.stream_len / (double)d->n, ps.a, pa.a,
+               ps.b, ps.ratio, pa.ratio, pd.a, pd.b, pd.ratio, ok ? "met" : "MISSED");
+        fflush(stdout);
+    }
+    wk_snappy_frame_encoder_free(fe);
+    wk_snappy_frame_decoder_free(fd);
+    printf("\nThe same with 1 MiB pushes and views (whole chunks fit: no copy through the "
+           "encoder's and decoder's own buffers):\n\n");
+    printf(
+        "| data | stream encode | libsnappy pieces compress | ratio | decode wirekit | libsnappy "
+        "pieces uncompress | ratio |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|\n");
+    for (size_t k = 0; k < nbig; k++)
+        printf("| %s | %.1f | %.1f | %.3f | %.1f | %.1f | %.3f |\n", big_io[k].name,
+               big_io[k].enc.a, big_io[k].enc.b, big_io[k].enc.ratio, big_io[k].dec.a,
+               big_io[k].dec.b, big_io[k].dec.ratio);
+
+    /* ---- CRC-32C ---- */
+    printf("\n### CRC-32C\n\n");
+    printf("| buffer | wk_crc32c (ISA-L) GB/s | wk_crc32c_table GB/s | ratio | ISA-L target >= 25 "
+           "GB/s |\n");
+    printf("|---:|---:|---:|---:|---|\n");
+    bool crc_target = true;
+    static const size_t crc_sizes[2] = {64u << 10, 1u << 20};
+    for (int k = 0; k < 2; k++) {
+        size_t cn = min_sz(crc_sizes[k], n);
+        crc_job j = {rb, cn, 0};
+        if (wk_crc32c(rb, cn) != wk_crc32c_table(rb, cn)) die("CRC-32C implementations disagree");
+        pair pc = compare(op_crc_isal, &j, op_crc_table, &j, (double)cn, 1e9, reps);
+        bool ok = pc.a >= 25.0;
+        if (!ok) crc_target = false;
+        char hb[32];
+        printf("| %s | %.2f | %.2f | %.2f | %s |\n", human(cn, hb, sizeof hb), pc.a, pc.b, pc.ratio,
+               ok ? "met" : "MISSED");
+    }
+
+    /* ---- req/resp ---- */
+    printf("\n### Req/resp: one response chunk with the Bellatrix block (139405 SSZ bytes)\n\n");
+    rr_job rj;
+    memset(&rj, 0, sizeof rj);
+    size_t chunk_len = 1 + 4 + 3 + framed_len;
+    uint8_t *chunk = xmalloc(chunk_len);
+    chunk[0] = 0;
+    memcpy(chunk + 1, "\x44\x6a\x72\x32", 4);
+    memcpy(chunk + 5, "\x8d\xc1\x08", 3);
+    memcpy(chunk + 8, framed, framed_len);
+    rj.chunk = chunk;
+    rj.chunk_len = chunk_len;
+    rj.ssz_len = ssz_len;
+    rj.out = out;
+    /* the framed stream's blocks, for the baseline */
+    for (size_t pos = WK_SNAPPY_FRAME_STREAM_ID_LEN; pos + 4 <= framed_len;) {
+        size_t len =
+            (size_t)framed[pos + 1] | (size_t)framed[pos + 2] << 8 | (size_t)framed[pos + 3] << 16;
+        if (framed[pos] == 0x00) {
+            if (rj.nblocks == 8) die("too many chunks");
+            rj.blocks[rj.nblocks] = framed + pos + 8;
+            rj.block_len[rj.nblocks++] = len - 4;
+        } else if (framed[pos] != 0xff) {
+            die("unexpected chunk type in the req/resp vector");
+        }
+        pos += 4 + len;
+    }
+    memset(out, 0, ssz_len);
+    op_wk_rr(&rj);
+    if (memcmp(out, ssz, ssz_len) != 0) die("req/resp decode mismatch");
+    memset(out, 0, ssz_len);
+    op_lib_rr(&rj);
+    if (memcmp(out, ssz, ssz_len) != 0) die("libsnappy req/resp blocks mismatch");
+    pair pr = compare(op_wk_rr, &rj, op_lib_rr, &rj, (double)ssz_len, 1e6, reps);
+    printf("| stream | bytes | chunks | wk_rr_reader MB/s | libsnappy blocks MB/s | ratio |\n");
+    printf("|---|---:|---:|---:|---:|---:|\n");
+    printf("| 00 + context + 8d c1 08 + streamed.snappy | %zu | %zu compressed | %.1f | %.1f | "
+           "%.3f |\n",
+           chunk_len, rj.nblocks, pr.a, pr.b, pr.ratio);
+
+    printf("\ntargets: framed decoding >= 0.90 of libsnappy on the same pieces: %s; ISA-L CRC-32C "
+           ">= 25 GB/s: %s\n",
+           frame_target ? "met on every row" : "MISSED on some row", crc_target ? "met" : "MISSED");
+    printf("total time %.1f s\n", now() - t_start);
+
+    for (size_t i = 3; i < nds; i++)
+        if (ds[i].raw != ssz) free(ds[i].raw);
+    for (size_t v = 0; v < nvec; v++) free(files[v]);
+    free(text);
+    free(js);
+    free(rb);
+    free(ssz);
+    free(framed);
+    free(chunk);
+    free(comp_buf);
+    free(enc);
+    free(enc2);
+    free(out);
+    free(stream);
+    free(blocks);
+    free(block_len);
+    free(scratch);
+    return 0;
+}

@@ -1,0 +1,430 @@
+/* wirekit colloq: the Colloq plan codec (RFC-0005, shared/seeds/004_*.txt; model and wire details:
+ * shared/specs/colloq.md, cited as "spec").
+ *
+ * Parts:
+ *   - conversation loader + compiler (json-c): conversation JSON -> wk_colloq_plan (dense
+ *     transition table, per-message payload schedules with ceilings, canonical plan JSON, identity)
+ *   - session preface (frame zero, one JSON line): written, parsed, checked against our plan/wire
+ *   - frames: reference and compact JSON lines (json-c, document-based: they allocate) and the
+ *     plan-derived binary frame (borrowed decode, no allocation per frame)
+ *   - the checker (one code path for all three encodings) and its typed failures
+ *   - traces: JSON lines written, parsed back, verified against a plan
+ *
+ * Decisions (where the spec leaves room):
+ *   1. Failure kinds are error codes: WK_ERR_COLLOQ_UNKNOWN_TRANSITION .. WK_ERR_COLLOQ_AFTER_FINAL
+ *      (740-747); wk_colloq_failure_name gives the spec's name ("bad-sequence", ...).
+ *   2. Check order for a frame: after-final, unknown-transition, wrong-state, wrong-sender,
+ *      bad-sequence, then the payload (payload-too-large / malformed-payload as found while
+ *      decoding). Decoders do not fail on payload content: they record it in the frame
+ *      (payload_error) and wk_colloq_check reports it after the header checks, so the failure kind
+ *      is the same whichever encoding carried the frame. A frame whose envelope cannot be read at
+ *      all (not JSON, no/invalid "seq"/"t"/"state"/"message"/"payload" key, unknown envelope key,
+ *      non-minimal or over-long header varint) is malformed-payload, reported by the decoder.
+ *   3. Reaching a final state finishes the session: any further frame (or partial frame, or
+ *      undecodable line) is after-final. A transition leaving a final state is a compile error.
+ *   4. The failure's seq is the session's next expected sequence number (= accepted frames), the
+ *      same in every encoding even when the frame's own seq cannot be read.
+ *   5. payload-too-large compares the schedule's binary payload size against max_payload in all
+ *      three encodings (JSON envelopes compute the size their values would take in binary), so the
+ *      same logical frame fails the same way everywhere. Binary checks payload_len against the
+ *      ceiling before taking any slice; a JSON line longer than WK_COLLOQ_JSON_LINE_MAX(plan) with
+ *      no newline is payload-too-large without waiting for more input.
+ *   6. NaN and infinities are malformed-payload in binary too (JSON cannot carry them, and a trace
+ *      is JSON), so all encodings accept the same values. -0.0 is allowed. f32 values are stored
+ *      as double (exactly); a JSON number that rounds to an f32/f64 infinity is malformed. Floats
+ *      are written as the shortest decimal that reads back to the same value ("%.*g").
+ *   7. Integers in JSON must be JSON integers (no fraction/exponent) within the type's range,
+ *      exact over the whole u64/i64 range. Bytes are lowercase hex in what we write; hex in either
+ *      case is accepted on read. Presence bitmap bits beyond the optional count must be 0.
+ *   8. A reference frame names (state, message), not a transition. The decoder resolves it to the
+ *      lowest transition id with that (from, message); wk_colloq_check, given a live sender, moves
+ *      to the sibling transition (same from and message) of that sender if there is one. In a
+ *      transcript (WK_COLLOQ_SENDER_TRANSCRIPT) such an ambiguous (from, message) resolves to the
+ *      lowest id: conversations meant for transcripts should not have one. A state/message pair
+ *      with no transition is unknown-transition.
+ *   9. Names of roles, states, messages and fields are [A-Za-z_][A-Za-z0-9_]*; the conversation's
+ *      name is any non-empty string. At most WK_COLLOQ_MAX_FIELDS fields per message;
+ *      max_payload in 1..WK_COLLOQ_MAX_PAYLOAD_LIMIT. Unknown keys are compile errors.
+ *  10. Compile errors: wk_error.msg starts with the JSON path ("$.transitions[2].to: ...");
+ *      offset is a byte offset only for JSON syntax errors. Category Usage.
+ *  11. The canonical plan (spec "Plan"): sorted keys, no insignificant whitespace, strings with
+ *      only '"', '\\' and control characters escaped (\b \f \n \r \t, else \u00xx), UTF-8 as is:
+ *        {"colloq":"plan/v0","final":[..],"initial":"..","messages":{"M":{"fields":[{"name":..,
+ *         "optional":bool,"type":..}],"max_payload":N}},"name":..,"roles":[..],"states":[..],
+ *         "transitions":[{"from":..,"id":N,"message":..,"sender":..,"to":..}],
+ *         "wire":{"encodings":["reference","compact","binary"],"payload_schedules":{"M":{
+ *         "bitmap_bytes":N,"fields":[{"name":..,"presence_bit":N|null,"type":..,"width":N|null}],
+ *         "max_payload":N,"optional_count":N}}}}
+ *      Roles, states and final keep the conversation's order; transitions are in id order.
+ *      width null = variable (string, bytes). The identity is lowercase hex BLAKE3 of that text.
+ *      Loading a plan file re-compiles its content and requires its canonical form to be exactly
+ *      what the content compiles to (WK_ERR_COLLOQ_PLAN otherwise). A plan without
+ *      wire.payload_schedules is a v0 plan (RFC-0005): reference and compact only.
+ *  12. Preface: role must be one of the plan's roles; in a live session it must differ from
+ *      ours. Keys exactly colloq/plan/wire/role; colloq must be "wire/v0".
+ *  13. Trace lines: payload keys in schedule order; failure line {"failure":"<kind>","seq":N}.
+ *      verify_trace replays the accepted entries through the checker (seq from 0, transition from
+ *      the current state, payload against the schedule, from/to/message naming the transition)
+ *      and checks a failure entry is last, has seq = next expected, and is after-final exactly
+ *      when the session had finished.
+ *  14. The checker is a plain struct; decoders for JSON keep one json-c document and a scratch
+ *      buffer in a wk_colloq_decoder (created once); the binary path allocates nothing.
+ *  15. JSON input goes through json-c (strict mode, UTF-8 validated) after a lexical pre-check
+ *      for what json-c lets through: numbers with leading zeros, integers beyond 64 bits (json-c
+ *      saturates them), NaN/Infinity, raw control characters in strings. Known json-c limits we
+ *      keep: a duplicate key in an object is not detected (the last one wins), a lone \uD800
+ *      escape becomes U+FFFD. Trailing whitespace (a CR before the LF) is allowed on a line.
+ *
+ * Lifetimes: a plan owns all its memory (wk_colloq_plan_free); frames borrow: binary string/bytes
+ * values point into the caller's input buffer, JSON ones into the decoder (valid until its next
+ * decode or free).
+ */
+#ifndef WIREKIT_COLLOQ_H
+#define WIREKIT_COLLOQ_H
+
+#include <wirekit/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Constants and small enums
+ * ------------------------------------------------------------------------------------------- */
+#define WK_COLLOQ_MAX_FIELDS 64                 /* fields per message (bounds a frame's array) */
+#define WK_COLLOQ_DEFAULT_MAX_PAYLOAD 65536u    /* payload ceiling when a message sets none */
+#define WK_COLLOQ_MAX_PAYLOAD_LIMIT (1u << 24)  /* largest max_payload a conversation may set */
+#define WK_COLLOQ_IDENTITY_LEN 64               /* hex characters of a plan identity */
+#define WK_COLLOQ_NO_TRANSITION UINT32_MAX      /* frame.transition when none matches */
+#define WK_COLLOQ_SENDER_TRANSCRIPT UINT32_MAX  /* check() sender: "the transition's own role" */
+#define WK_COLLOQ_ROLE_ANY UINT32_MAX           /* preface check: no local role (transcripts) */
+#define WK_COLLOQ_VARINT_MAX_LEN 10
+/* Longest JSON frame line (without '\n') a decoder waits for before payload-too-large. */
+#define WK_COLLOQ_JSON_LINE_MAX(plan) ((size_t)(plan)->max_payload_max * 6u + 4096u)
+
+typedef enum wk_colloq_type {
+    WK_COLLOQ_BOOL = 0, WK_COLLOQ_U8, WK_COLLOQ_U16, WK_COLLOQ_U32, WK_COLLOQ_U64,
+    WK_COLLOQ_I8, WK_COLLOQ_I16, WK_COLLOQ_I32, WK_COLLOQ_I64, WK_COLLOQ_F32, WK_COLLOQ_F64,
+    WK_COLLOQ_STRING, WK_COLLOQ_BYTES
+} wk_colloq_type;
+#define WK_COLLOQ_TYPE_COUNT 13
+
+typedef enum wk_colloq_wire {
+    WK_COLLOQ_WIRE_REFERENCE = 0,
+    WK_COLLOQ_WIRE_COMPACT = 1,
+    WK_COLLOQ_WIRE_BINARY = 2
+} wk_colloq_wire;
+
+/* "bool", "u8", ... (static storage; NULL for an invalid value). */
+const char *wk_colloq_type_name(wk_colloq_type type);
+/* Parses a type name of len bytes; false when it is not one. */
+bool wk_colloq_type_parse(const char *name, size_t len, wk_colloq_type *out);
+/* Fixed width in bytes of a scalar type (bool 1, ..., f64 8); 0 for string and bytes. */
+unsigned wk_colloq_type_width(wk_colloq_type type);
+/* "reference", "compact", "binary" (static storage; NULL for an invalid value). */
+const char *wk_colloq_wire_name(wk_colloq_wire wire);
+/* Parses a NUL-terminated wire name; false when it is not one. */
+bool wk_colloq_wire_parse(const char *name, wk_colloq_wire *out);
+
+/* The spec's failure name of a failure code ("unknown-transition", "wrong-state",
+ * "wrong-sender", "bad-sequence", "malformed-payload", "payload-too-large", "truncated",
+ * "after-final"); NULL for any other code. Static storage. */
+const char *wk_colloq_failure_name(wk_code code);
+/* The failure code of a failure name of len bytes; WK_OK when it names none. */
+wk_code wk_colloq_failure_code(const char *name, size_t len);
+/* True for the eight failure codes (740-747). */
+bool wk_colloq_is_failure(wk_code code);
+
+/* ---------------------------------------------------------------------------------------------
+ * Plan (read-only after compile; every pointer is owned by the plan)
+ * ------------------------------------------------------------------------------------------- */
+typedef struct wk_colloq_field {
+    const char *name;
+    wk_colloq_type type;
+    bool optional;
+    uint8_t width;        /* fixed width in bytes; 0 = variable (string, bytes) */
+    uint16_t presence_bit; /* optional fields: index in the presence bitmap (0 = first optional) */
+} wk_colloq_field;
+
+/* A message and its payload schedule. */
+typedef struct wk_colloq_message {
+    const char *name;
+    uint32_t field_count;
+    const wk_colloq_field *fields; /* declared (= schedule) order */
+    uint32_t optional_count;
+    uint32_t bitmap_bytes;         /* ceil(optional_count / 8) */
+    uint32_t max_payload;          /* payload ceiling in bytes */
+    uint32_t fixed_bytes;          /* bytes of the required fixed-width fields + bitmap */
+} wk_colloq_message;
+
+typedef struct wk_colloq_transition {
+    uint32_t from;    /* state index */
+    uint32_t message; /* message index */
+    uint32_t sender;  /* role index */
+    uint32_t to;      /* state index */
+} wk_colloq_transition;
+
+typedef struct wk_colloq_plan {
+    const char *name;
+    uint32_t role_count;
+    const char *const *roles;        /* conversation order */
+    uint32_t state_count;
+    const char *const *states;       /* conversation order */
+    const bool *is_final;            /* per state */
+    uint32_t initial;                /* state index */
+    uint32_t message_count;
+    const wk_colloq_message *messages; /* sorted by name (strcmp) */
+    uint32_t transition_count;
+    const wk_colloq_transition *transitions; /* index = transition id */
+    bool has_schedules;              /* false: a v0 plan loaded without payload_schedules */
+    uint32_t max_payload_max;        /* largest max_payload of any message */
+    const char *canonical;           /* canonical plan JSON, NUL-terminated */
+    size_t canonical_len;
+    char identity[WK_COLLOQ_IDENTITY_LEN + 1]; /* lowercase hex BLAKE3 of canonical */
+} wk_colloq_plan;
+
+/* Compiles conversation JSON text (len bytes, need not be NUL-terminated) into a new plan.
+ * On success *out owns everything (free with wk_colloq_plan_free). On failure *out is NULL and err
+ * carries a WK_ERR_COLLOQ_* compile code whose message starts with the JSON path. */
+wk_code wk_colloq_plan_compile(const char *json, size_t len, wk_colloq_plan **out, wk_error *err);
+/* Like wk_colloq_plan_compile but also accepts a compiled plan ("colloq":"plan/v0"), which must be
+ * canonical-equivalent to what its content compiles to (else WK_ERR_COLLOQ_PLAN). What `--plan`
+ * files go through. */
+wk_code wk_colloq_plan_load(const char *json, size_t len, wk_colloq_plan **out, wk_error *err);
+/* Frees a plan and everything it owns (NULL is fine). */
+void wk_colloq_plan_free(wk_colloq_plan *plan);
+
+/* Index of a role / state / message named by len bytes; -1 when there is none. */
+int32_t wk_colloq_plan_role(const wk_colloq_plan *plan, const char *name, size_t len);
+int32_t wk_colloq_plan_state(const wk_colloq_plan *plan, const char *name, size_t len);
+int32_t wk_colloq_plan_message(const wk_colloq_plan *plan, const char *name, size_t len);
+/* Transition id for (from state, message, sender role); WK_COLLOQ_NO_TRANSITION when none.
+ * sender WK_COLLOQ_SENDER_TRANSCRIPT: the lowest id with that from and message. */
+uint32_t wk_colloq_plan_find(const wk_colloq_plan *plan, uint32_t from, uint32_t message,
+                             uint32_t sender);
+/* The message (schedule) of transition t (t < transition_count). */
+static inline const wk_colloq_message *wk_colloq_plan_transition_message(const wk_colloq_plan *plan,
+                                                                         uint32_t t)
+{
+    return &plan->messages[plan->transitions[t].message];
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Session preface (frame zero, one JSON line)
+ * ------------------------------------------------------------------------------------------- */
+typedef struct wk_colloq_preface {
+    char plan[WK_COLLOQ_IDENTITY_LEN + 1]; /* identity as sent (checked: 64 lowercase hex) */
+    wk_colloq_wire wire;
+    char role[64];                         /* role name as sent (NUL-terminated) */
+} wk_colloq_preface;
+
+/* Writes `{"colloq":"wire/v0","plan":"<identity>","wire":"<wire>","role":"<role>"}\n` for our
+ * role index into buf (capacity cap, NUL-terminated when it fits). Returns the length (with the
+ * '\n', without the NUL); a result >= cap means it did not fit (snprintf convention). */
+size_t wk_colloq_preface_write(const wk_colloq_plan *plan, wk_colloq_wire wire, uint32_t role,
+                               char *buf, size_t cap);
+/* Parses one preface line of len bytes (a trailing '\n' is allowed). WK_OK or
+ * WK_ERR_COLLOQ_PREFACE (malformed: not JSON, keys other than the four, wrong version, bad
+ * identity syntax, unknown wire, role too long). */
+wk_code wk_colloq_preface_parse(const char *line, size_t len, wk_colloq_preface *out,
+                                wk_error *err);
+/* Checks a parsed peer preface against our plan and wire: WK_ERR_COLLOQ_PLAN_MISMATCH (identity
+ * differs), WK_ERR_COLLOQ_WIRE_MISMATCH, WK_ERR_COLLOQ_PREFACE_ROLE (role not in the plan, or
+ * equal to our_role; pass WK_COLLOQ_ROLE_ANY when there is no local role), or
+ * WK_ERR_COLLOQ_WIRE_MISMATCH for binary on a v0 plan. On WK_OK, *peer_role (may be NULL) is the
+ * peer's role index. */
+wk_code wk_colloq_preface_check(const wk_colloq_plan *plan, const wk_colloq_preface *peer,
+                                wk_colloq_wire our_wire, uint32_t our_role, uint32_t *peer_role,
+                                wk_error *err);
+
+/* ---------------------------------------------------------------------------------------------
+ * Frame value: the same for all three encodings
+ * ------------------------------------------------------------------------------------------- */
+typedef struct wk_colloq_value {
+    union {
+        bool b;         /* bool */
+        uint64_t u;     /* u8 .. u64 */
+        int64_t i;      /* i8 .. i64 */
+        double f;       /* f32 (exactly representable as float) and f64 */
+        struct {
+            const uint8_t *ptr; /* BORROWED: input buffer (binary) or decoder (JSON) */
+            size_t len;
+        } s;            /* string (valid UTF-8) and bytes */
+    } as;
+    bool present;       /* false only for an absent optional field */
+} wk_colloq_value;
+
+typedef struct wk_colloq_frame {
+    uint32_t transition;   /* id, or WK_COLLOQ_NO_TRANSITION */
+    uint64_t seq;
+    uint32_t field_count;  /* the schedule's field count (0 when the transition is unknown) */
+    wk_code payload_error; /* WK_OK, or MALFORMED_PAYLOAD / PAYLOAD_TOO_LARGE found by the decoder;
+                              wk_colloq_check reports it after the header checks */
+    uint64_t payload_error_offset; /* byte offset in the frame (binary); 0 for JSON */
+    const char *payload_error_reason; /* static text, or NULL */
+    size_t payload_len;    /* binary: the frame's payload_len; JSON: the computed binary size */
+    wk_colloq_value fields[WK_COLLOQ_MAX_FIELDS]; /* [i] = schedule field i */
+    bool by_name;          /* set by the reference decoder: the transition was resolved from
+                              (state, message), so check() may move to the sender's sibling
+                              (decision 8); false for compact/binary (the id is explicit) */
+} wk_colloq_frame;
+
+/* Starts a frame for transition t (which must be < transition_count) with sequence seq: field_count
+ * from t's schedule, every field absent (zero), no payload error. Set fields[i].as and
+ * fields[i].present = true for each value to send (required fields must be present). */
+void wk_colloq_frame_init(wk_colloq_frame *f, const wk_colloq_plan *plan, uint32_t t, uint64_t seq);
+/* Index of the field named by len bytes in message m; -1 when there is none. */
+int32_t wk_colloq_message_field(const wk_colloq_message *m, const char *name, size_t len);
+
+/* Binary payload size the frame's values take under transition t's schedule (bitmap included).
+ * The frame's fields must be valid for that schedule. */
+size_t wk_colloq_payload_size(const wk_colloq_plan *plan, uint32_t t, const wk_colloq_frame *f);
+
+/* ---------------------------------------------------------------------------------------------
+ * Encoders: into caller buffers, never half a frame. WK_DONE (out->pos advanced),
+ * WK_NEED_OUTPUT (out untouched), WK_ERROR with WK_ERR_ARG when the frame's values do not fit the
+ * schedule (unknown transition, missing required field, bad UTF-8, NaN, value out of range).
+ * JSON encoders end the line with '\n'.
+ * ------------------------------------------------------------------------------------------- */
+wk_result wk_colloq_reference_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                     wk_out *out, wk_error *err);
+wk_result wk_colloq_compact_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                   wk_out *out, wk_error *err);
+wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                  wk_out *out, wk_error *err);
+/* Dispatches on wire. */
+wk_result wk_colloq_frame_encode(const wk_colloq_plan *plan, wk_colloq_wire wire,
+                                 const wk_colloq_frame *f, wk_out *out, wk_error *err);
+
+/* Appends the payload object `{...}` (JSON envelope conventions, schedule order) of f under
+ * transition t into buf. Returns the length needed; >= cap means truncated (snprintf convention,
+ * buf NUL-terminated when cap > 0). */
+size_t wk_colloq_payload_json(const wk_colloq_plan *plan, uint32_t t, const wk_colloq_frame *f,
+                              char *buf, size_t cap);
+
+/* ---------------------------------------------------------------------------------------------
+ * Decoders
+ * ------------------------------------------------------------------------------------------- */
+
+/* Binary, from a stream: reads one frame at in->src[in->pos..size). Allocates nothing.
+ *   WK_DONE: *f holds the frame, in->pos moved past it. String/bytes values borrow in->src.
+ *            Payload problems (length above the ceiling, malformed content) are in
+ *            f->payload_error; when payload_len exceeds the ceiling only the header is consumed.
+ *            A transition id outside the table consumes the header only (f->transition =
+ *            WK_COLLOQ_NO_TRANSITION).
+ *   WK_NEED_INPUT: the frame is incomplete; in->pos unchanged (at EOF: truncated).
+ *   WK_ERROR: header malformed (non-minimal or over 10-byte varint, above 2^64-1):
+ *            WK_ERR_COLLOQ_MALFORMED_PAYLOAD with the offset (relative to in->pos). */
+wk_result wk_colloq_binary_decode(const wk_colloq_plan *plan, wk_in *in, wk_colloq_frame *f,
+                                  wk_error *err);
+
+/* A decoder for one wire, holding what the JSON decoders need between frames (json-c tokener and
+ * document, a scratch buffer for bytes fields). Created once per session. */
+typedef struct wk_colloq_decoder wk_colloq_decoder;
+/* New decoder for plan (borrowed; must outlive it) and wire; NULL on WK_ERR_NOMEM or binary on a
+ * v0 plan (WK_ERR_ARG). */
+wk_colloq_decoder *wk_colloq_decoder_new(const wk_colloq_plan *plan, wk_colloq_wire wire,
+                                         wk_error *err);
+void wk_colloq_decoder_free(wk_colloq_decoder *d);
+/* Reads one frame from in (any wire): binary as wk_colloq_binary_decode; JSON wires read one
+ * line up to '\n' (consumed). Same results as wk_colloq_binary_decode; for JSON, WK_ERROR is a
+ * malformed envelope (WK_ERR_COLLOQ_MALFORMED_PAYLOAD) or a line over WK_COLLOQ_JSON_LINE_MAX
+ * (WK_ERR_COLLOQ_PAYLOAD_TOO_LARGE; nothing consumed), a malformed line is consumed. JSON
+ * string/bytes values are valid until the next call. */
+wk_result wk_colloq_decoder_decode(wk_colloq_decoder *d, wk_in *in, wk_colloq_frame *f,
+                                   wk_error *err);
+/* Decodes one JSON line (without its '\n') of the decoder's wire (reference or compact):
+ * WK_OK with payload problems in f->payload_error, or WK_ERR_COLLOQ_MALFORMED_PAYLOAD. */
+wk_code wk_colloq_decoder_decode_line(wk_colloq_decoder *d, const char *line, size_t len,
+                                      wk_colloq_frame *f, wk_error *err);
+
+/* ---------------------------------------------------------------------------------------------
+ * Checker (one for all encodings)
+ * ------------------------------------------------------------------------------------------- */
+typedef struct wk_colloq_session {
+    const wk_colloq_plan *plan; /* borrowed */
+    uint32_t state;             /* current state index */
+    uint64_t next_seq;          /* next expected sequence number */
+    bool finished;              /* the current state is final */
+    wk_code failure;            /* WK_OK while alive; else the failure code (session over) */
+    uint64_t failure_seq;       /* next_seq when it failed */
+} wk_colloq_session;
+
+/* Starts a session at the plan's initial state, seq 0. */
+void wk_colloq_session_init(wk_colloq_session *s, const wk_colloq_plan *plan);
+/* Checks frame f sent by role `sender` (WK_COLLOQ_SENDER_TRANSCRIPT: the transition's role).
+ * WK_OK: accepted; state and next_seq advance; f->transition is the accepted id (see decision 8).
+ * Otherwise the failure code (740-747, err set with seq and reason) and the session is over:
+ * later calls return the same failure. */
+wk_code wk_colloq_check(wk_colloq_session *s, wk_colloq_frame *f, uint32_t sender,
+                        wk_error *err);
+/* Records a failure found outside check (a decoder's WK_ERROR code, or truncated): becomes
+ * after-final when the session had finished. Returns the recorded code. */
+wk_code wk_colloq_session_fail(wk_colloq_session *s, wk_code code, wk_error *err);
+/* End of input with `leftover` unconsumed bytes: WK_OK when 0 (clean end, whatever the state),
+ * else records truncated (after-final when finished) and returns it. */
+wk_code wk_colloq_session_end(wk_colloq_session *s, size_t leftover, wk_error *err);
+/* Decode one frame with d and check it: WK_DONE (accepted, f holds it), WK_NEED_INPUT, or
+ * WK_ERROR (failure recorded in s->failure; err says why). */
+wk_result wk_colloq_session_step(wk_colloq_session *s, wk_colloq_decoder *d, wk_in *in,
+                                 uint32_t sender, wk_colloq_frame *f, wk_error *err);
+
+/* ---------------------------------------------------------------------------------------------
+ * Traces
+ * ------------------------------------------------------------------------------------------- */
+
+/* One trace line for an accepted frame f, with '\n':
+ * {"seq":N,"transition":T,"from":"..","to":"..","message":"..","payload":{...}}
+ * Returns the length needed; >= cap means truncated (snprintf convention). */
+size_t wk_colloq_trace_frame_line(const wk_colloq_plan *plan, const wk_colloq_frame *f, char *buf,
+                                  size_t cap);
+/* {"failure":"<kind>","seq":N}\n for failure code `code`. Same return convention. */
+size_t wk_colloq_trace_failure_line(wk_code code, uint64_t seq, char *buf, size_t cap);
+
+typedef struct wk_colloq_trace_entry {
+    bool is_failure;
+    uint64_t seq;
+    uint32_t transition;  /* accepted entries (as written in the line) */
+    wk_code failure;      /* failure entries */
+    char *line;           /* the line without '\n', NUL-terminated, owned by the trace */
+    size_t line_len;
+} wk_colloq_trace_entry;
+
+typedef struct wk_colloq_trace {
+    wk_colloq_trace_entry *entries;
+    size_t count, cap;
+} wk_colloq_trace;
+
+/* Empty trace (no allocation until the first append). */
+void wk_colloq_trace_init(wk_colloq_trace *t);
+/* Frees every entry (t stays valid and empty). */
+void wk_colloq_trace_free(wk_colloq_trace *t);
+/* Appends an accepted frame / a failure. WK_ERR_NOMEM on allocation failure. */
+wk_code wk_colloq_trace_append_frame(wk_colloq_trace *t, const wk_colloq_plan *plan,
+                                     const wk_colloq_frame *f, wk_error *err);
+wk_code wk_colloq_trace_append_failure(wk_colloq_trace *t, wk_code code, uint64_t seq,
+                                       wk_error *err);
+/* The whole trace as text (each line + '\n') in a new NUL-terminated malloc'd buffer the caller
+ * frees; *len (may be NULL) gets the length. NULL on allocation failure. */
+char *wk_colloq_trace_text(const wk_colloq_trace *t, size_t *len);
+/* Parses trace text (JSON lines; empty lines ignored, last '\n' optional) appending to t (which
+ * owns copies). WK_ERR_COLLOQ_TRACE with the byte offset and line number in msg for a line that
+ * is not a trace entry (syntax only: verify_trace checks meaning). */
+wk_code wk_colloq_trace_parse(const char *text, size_t len, wk_colloq_trace *t, wk_error *err);
+
+/* Result of wk_colloq_verify_trace. */
+typedef struct wk_colloq_verify_report {
+    bool ok;
+    size_t entry;       /* index of the first wrong entry (when !ok) */
+    wk_code reason;     /* failure code the replay hit (e.g. WK_ERR_COLLOQ_BAD_SEQUENCE) or
+                           WK_ERR_COLLOQ_TRACE (entry inconsistent with the plan) */
+} wk_colloq_verify_report;
+/* Verifies trace t against plan (decision 13). Returns WK_OK or the reason code; *rep (may be
+ * NULL) and err (message names the entry index and why) say which entry. */
+wk_code wk_colloq_verify_trace(const wk_colloq_plan *plan, const wk_colloq_trace *t,
+                               wk_colloq_verify_report *rep, wk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,261 @@
+/* colloq: the plan-derived binary frame (RFC-0005; spec "The three encodings").
+ * [transition_id varint][sequence varint][payload_len varint][payload], LEB128 minimal, payload =
+ * presence bitmap + present fields in schedule order. The decoder allocates nothing and borrows
+ * string/bytes slices from the input; every length is checked against the remaining bytes and
+ * the ceiling before a slice is taken. */
+#include "colloq/colloq_internal.h"
+#include <math.h>
+
+/* Little-endian load of a fixed width (1, 2, 4 or 8): constant shifts compile to one load. */
+static inline uint64_t get_le(const uint8_t *p, unsigned n)
+{
+    switch (n) {
+    case 1: return p[0];
+    case 2: return (uint64_t)p[0] | (uint64_t)p[1] << 8;
+    case 4:
+        return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
+    default:
+        return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+               (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
+               (uint64_t)p[7] << 56;
+    }
+}
+
+/* UTF-8 check with an inline ASCII pass for the short strings frames mostly carry. */
+static inline bool utf8_ok(const uint8_t *q, size_t len, size_t *bad)
+{
+    uint8_t acc = 0;
+    for (size_t k = 0; k < len && k < 32; k++) acc |= q[k];
+    if (len <= 32 && !(acc & 0x80)) return true;
+    return wk_utf8_valid(q, len, bad);
+}
+
+static inline void put_le(uint8_t *p, uint64_t v, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                  wk_out *out, wk_error *err)
+{
+    if (f->transition >= plan->transition_count) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "transition %u outside the table",
+                     (unsigned)f->transition);
+        return WK_ERROR;
+    }
+    const wk_colloq_message *m = wk_colloq_plan_transition_message(plan, f->transition);
+    const char *why = colloq_values_check(m, f);
+    if (why) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "%s: %s", m->name, why);
+        return WK_ERROR;
+    }
+    size_t plen = colloq_payload_size(m, f);
+    size_t total = colloq_varint_len(f->transition) + colloq_varint_len(f->seq) +
+                   colloq_varint_len(plen) + plen;
+    if (out->pos > out->size || out->size - out->pos < total) return WK_NEED_OUTPUT;
+    uint8_t *p = out->dst + out->pos;
+    p += colloq_varint_put(p, f->transition);
+    p += colloq_varint_put(p, f->seq);
+    p += colloq_varint_put(p, plen);
+    uint8_t *bitmap = p;
+    memset(bitmap, 0, m->bitmap_bytes);
+    p += m->bitmap_bytes;
+    for (uint32_t i = 0; i < m->field_count; i++) {
+        const wk_colloq_field *fd = &m->fields[i];
+        const wk_colloq_value *v = &f->fields[i];
+        if (!v->present) continue;
+        if (fd->optional) bitmap[fd->presence_bit >> 3] |= (uint8_t)(1u << (fd->presence_bit & 7));
+        switch (fd->type) {
+        case WK_COLLOQ_BOOL: *p++ = v->as.b ? 1 : 0; break;
+        case WK_COLLOQ_U8: case WK_COLLOQ_U16: case WK_COLLOQ_U32: case WK_COLLOQ_U64:
+            put_le(p, v->as.u, fd->width);
+            p += fd->width;
+            break;
+        case WK_COLLOQ_I8: case WK_COLLOQ_I16: case WK_COLLOQ_I32: case WK_COLLOQ_I64:
+            put_le(p, (uint64_t)v->as.i, fd->width);
+            p += fd->width;
+            break;
+        case WK_COLLOQ_F32: {
+            float x = (float)v->as.f;
+            uint32_t bits;
+            memcpy(&bits, &x, 4);
+            put_le(p, bits, 4);
+            p += 4;
+            break;
+        }
+        case WK_COLLOQ_F64: {
+            uint64_t bits;
+            memcpy(&bits, &v->as.f, 8);
+            put_le(p, bits, 8);
+            p += 8;
+            break;
+        }
+        case WK_COLLOQ_STRING:
+        case WK_COLLOQ_BYTES:
+            p += colloq_varint_put(p, v->as.s.len);
+            if (v->as.s.len) memcpy(p, v->as.s.ptr, v->as.s.len);
+            p += v->as.s.len;
+            break;
+        }
+    }
+    out->pos += total;
+    return WK_DONE;
+}
+
+/* Records a payload problem at offset off (from the frame's first byte). */
+static inline void payload_bad(wk_colloq_frame *f, wk_code code, size_t off, const char *reason)
+{
+    f->payload_error = code;
+    f->payload_error_offset = off;
+    f->payload_error_reason = reason;
+}
+
+/* Decodes the payload [p, pe) under m; frame_start for offsets. */
+static void decode_payload(const wk_colloq_message *m, const uint8_t *p, const uint8_t *pe,
+                           const uint8_t *frame_start, wk_colloq_frame *f)
+{
+    const uint8_t *bitmap = p;
+    if ((size_t)(pe - p) < m->bitmap_bytes) {
+        payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)(pe - frame_start),
+                    "payload ends inside the presence bitmap");
+        return;
+    }
+    p += m->bitmap_bytes;
+    if (m->optional_count % 8 && (bitmap[m->bitmap_bytes - 1] >> (m->optional_count % 8)) != 0) {
+        payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)(p - 1 - frame_start),
+                    "presence bit set beyond the optional fields");
+        return;
+    }
+    for (uint32_t i = 0; i < m->field_count; i++) {
+        const wk_colloq_field *fd = &m->fields[i];
+        wk_colloq_value *v = &f->fields[i];
+        if (fd->optional && !(bitmap[fd->presence_bit >> 3] & (1u << (fd->presence_bit & 7)))) {
+            v->present = false;
+            continue;
+        }
+        v->present = true;
+        if ((size_t)(pe - p) < fd->width) {
+            payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)(pe - frame_start),
+                        "payload ends inside a fixed-width field");
+            return;
+        }
+        /* one dispatch per field: each case loads its own constant width */
+        switch (fd->type) {
+        case WK_COLLOQ_BOOL:
+            if (p[0] > 1) {
+                payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)(p - frame_start),
+                            "bool byte is not 0 or 1");
+                return;
+            }
+            v->as.b = p[0] != 0;
+            p += 1;
+            break;
+        case WK_COLLOQ_U8: v->as.u = p[0]; p += 1; break;
+        case WK_COLLOQ_U16: v->as.u = get_le(p, 2); p += 2; break;
+        case WK_COLLOQ_U32: v->as.u = get_le(p, 4); p += 4; break;
+        case WK_COLLOQ_U64: v->as.u = get_le(p, 8); p += 8; break;
+        case WK_COLLOQ_I8: v->as.i = (int8_t)p[0]; p += 1; break;
+        case WK_COLLOQ_I16: v->as.i = (int16_t)(uint16_t)get_le(p, 2); p += 2; break;
+        case WK_COLLOQ_I32: v->as.i = (int32_t)(uint32_t)get_le(p, 4); p += 4; break;
+        case WK_COLLOQ_I64: v->as.i = (int64_t)get_le(p, 8); p += 8; break;
+        case WK_COLLOQ_F32: {
+            uint32_t bits = (uint32_t)get_le(p, 4);
+            float fl;
+            memcpy(&fl, &bits, 4);
+            if (!isfinite(fl)) {
+                payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)(p - frame_start),
+                            "float is NaN or infinite");
+                return;
+            }
+            v->as.f = fl;
+            p += 4;
+            break;
+        }
+        case WK_COLLOQ_F64: {
+            uint64_t bits = get_le(p, 8);
+            double d;
+            memcpy(&d, &bits, 8);
+            if (!isfinite(d)) {
+                payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)(p - frame_start),
+                            "float is NaN or infinite");
+                return;
+            }
+            v->as.f = d;
+            p += 8;
+            break;
+        }
+        default: { /* string, bytes: varint length, bounded by the payload, then the slice */
+            const uint8_t *q = p;
+            uint64_t len;
+            int r = colloq_varint_get(&q, pe, &len);
+            if (r <= 0) {
+                payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)((r < 0 ? q : pe) - frame_start),
+                            r < 0 ? "field length varint not minimal or too long"
+                                  : "payload ends inside a field length");
+                return;
+            }
+            if (len > (uint64_t)(pe - q)) {
+                payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)(p - frame_start),
+                            "field length runs past the payload");
+                return;
+            }
+            size_t bad;
+            if (fd->type == WK_COLLOQ_STRING && !utf8_ok(q, (size_t)len, &bad)) {
+                payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)(q + bad - frame_start),
+                            "string is not valid UTF-8");
+                return;
+            }
+            v->as.s.ptr = q;
+            v->as.s.len = (size_t)len;
+            p = q + len;
+            break;
+        }
+        }
+    }
+    if (p != pe)
+        payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)(p - frame_start),
+                    "trailing bytes after the last field");
+}
+
+wk_result wk_colloq_binary_decode(const wk_colloq_plan *plan, wk_in *in, wk_colloq_frame *f,
+                                  wk_error *err)
+{
+    const uint8_t *start = in->src + in->pos, *end = in->src + in->size;
+    const uint8_t *p = start;
+    uint64_t t, seq, len;
+    int r;
+    if ((r = colloq_varint_get(&p, end, &t)) <= 0) goto header;
+    if ((r = colloq_varint_get(&p, end, &seq)) <= 0) goto header;
+    if ((r = colloq_varint_get(&p, end, &len)) <= 0) goto header;
+    f->seq = seq;
+    f->payload_error = WK_OK;
+    f->payload_error_reason = NULL;
+    f->payload_error_offset = 0;
+    f->payload_len = len > SIZE_MAX ? SIZE_MAX : (size_t)len;
+    f->by_name = false;
+    if (t >= plan->transition_count) {
+        f->transition = WK_COLLOQ_NO_TRANSITION;
+        f->field_count = 0;
+        in->pos += (size_t)(p - start);
+        return WK_DONE;
+    }
+    f->transition = (uint32_t)t;
+    const wk_colloq_message *m = &plan->messages[plan->transitions[t].message];
+    f->field_count = m->field_count;
+    if (len > m->max_payload) {
+        payload_bad(f, WK_ERR_COLLOQ_PAYLOAD_TOO_LARGE, (size_t)(p - start),
+                    "payload_len above the message's ceiling");
+        for (uint32_t i = 0; i < m->field_count; i++) f->fields[i].present = false;
+        in->pos += (size_t)(p - start);
+        return WK_DONE;
+    }
+    if ((uint64_t)(end - p) < len) return WK_NEED_INPUT;
+    decode_payload(m, p, p + len, start, f);
+    in->pos += (size_t)(p - start) + (size_t)len;
+    return WK_DONE;
+header:
+    if (r == 0) return WK_NEED_INPUT;
+    wk_error_set(err, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (uint64_t)(p - start),
+                 "frame header varint not minimal, longer than 10 bytes or above 2^64-1");
+    return WK_ERROR;
+}

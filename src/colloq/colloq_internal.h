@@ -1,0 +1,132 @@
+/* colloq internals shared by the module's files (not installed). */
+#ifndef WK_COLLOQ_INTERNAL_H
+#define WK_COLLOQ_INTERNAL_H
+
+#include <wirekit/colloq.h>
+#include <json-c/json.h>
+#include <string.h>
+
+/* ---- a bounded text writer (snprintf convention: counts what it could not write) ---- */
+typedef struct jw {
+    char *buf;
+    size_t cap; /* bytes available in buf */
+    size_t len; /* bytes needed so far */
+} jw;
+
+static inline void jw_init(jw *w, char *buf, size_t cap)
+{
+    w->buf = buf;
+    w->cap = cap;
+    w->len = 0;
+}
+static inline void jw_byte(jw *w, char c)
+{
+    if (w->len < w->cap) w->buf[w->len] = c;
+    w->len++;
+}
+static inline void jw_mem(jw *w, const void *p, size_t n)
+{
+    if (w->len < w->cap) {
+        size_t room = w->cap - w->len;
+        memcpy(w->buf + w->len, p, n < room ? n : room);
+    }
+    w->len += n;
+}
+static inline void jw_str(jw *w, const char *s) { jw_mem(w, s, strlen(s)); }
+/* NUL-terminates within cap (snprintf convention) and returns the needed length. */
+static inline size_t jw_finish(jw *w)
+{
+    if (w->cap > 0) w->buf[w->len < w->cap ? w->len : w->cap - 1] = '\0';
+    return w->len;
+}
+void jw_u64(jw *w, uint64_t v);
+void jw_i64(jw *w, int64_t v);
+/* A JSON string of n bytes with the canonical escaping (decision 11). */
+void jw_json_string(jw *w, const char *s, size_t n);
+/* Shortest decimal that reads back to v (as float when is_f32); "-0.0" for negative zero. */
+void jw_float(jw *w, double v, bool is_f32);
+void jw_hex(jw *w, const uint8_t *p, size_t n);
+
+/* ---- JSON input (json-c) ---- */
+/* Lexical pre-check json-c does not do: numbers without leading zeros and integers inside
+ * [-2^63, 2^64-1], no bare words other than true/false/null (NaN, Infinity), no raw control
+ * characters in strings. Returns true when fine, else false with *bad the offending offset. */
+bool colloq_json_prescan(const char *s, size_t n, size_t *bad);
+/* Parses n bytes as one JSON value (strict, UTF-8 validated, whole input). NULL on failure with
+ * *bad the byte offset. The caller owns the result (json_object_put). */
+json_object *colloq_json_parse(const char *s, size_t n, size_t *bad);
+/* Same with a tokener to reuse (reset first); NULL reuse makes one. */
+json_object *colloq_json_parse_tok(json_tokener *reuse, const char *s, size_t n, size_t *bad);
+/* Canonical serialization of any json-c value (sorted keys, no whitespace). */
+void colloq_json_canonical(jw *w, json_object *o);
+/* Reads a JSON integer as u64 / i64 (false when not a JSON integer in range). */
+bool colloq_json_u64(json_object *o, uint64_t *v);
+bool colloq_json_i64(json_object *o, int64_t *v);
+
+/* Decodes a payload object against message m into f's fields (f->field_count set), using
+ * scratch (capacity cap) for bytes values. Sets f->payload_error / reason on a problem,
+ * including payload-too-large against m->max_payload. Sets f->payload_len. */
+void colloq_payload_from_json(const wk_colloq_plan *plan, const wk_colloq_message *m,
+                              json_object *payload, wk_colloq_frame *f, uint8_t *scratch,
+                              size_t cap);
+/* Checks f's values against m (for encoders): NULL when fine, else a static reason. */
+const char *colloq_values_check(const wk_colloq_message *m, const wk_colloq_frame *f);
+/* Binary payload size of f's values under m (values already checked). */
+size_t colloq_payload_size(const wk_colloq_message *m, const wk_colloq_frame *f);
+/* Writes the payload object of f under m. */
+void colloq_payload_json(jw *w, const wk_colloq_message *m, const wk_colloq_frame *f);
+
+/* ---- LEB128 ---- */
+static inline unsigned colloq_varint_len(uint64_t v)
+{
+    unsigned n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+static inline unsigned colloq_varint_put(uint8_t *dst, uint64_t v)
+{
+    unsigned n = 0;
+    while (v >= 0x80) {
+        dst[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    dst[n++] = (uint8_t)v;
+    return n;
+}
+/* Reads a minimal LEB128 varint from [*p, end). 1: ok (*p advanced); 0: input ends inside it;
+ * -1: malformed (non-minimal, longer than 10 bytes or above 2^64-1), *p at the bad byte. */
+static inline int colloq_varint_get(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+    const uint8_t *p = *pp;
+    if (p < end && *p < 0x80) { /* fast path */
+        *v = *p;
+        *pp = p + 1;
+        return 1;
+    }
+    uint64_t x = 0;
+    for (unsigned i = 0; i < WK_COLLOQ_VARINT_MAX_LEN; i++) {
+        if (p + i >= end) return 0;
+        uint8_t b = p[i];
+        if (i == 9 && b > 1) {
+            *pp = p + i;
+            return -1;
+        }
+        x |= (uint64_t)(b & 0x7F) << (7 * i);
+        if (!(b & 0x80)) {
+            if (i > 0 && b == 0) {
+                *pp = p + i;
+                return -1;
+            }
+            *v = x;
+            *pp = p + i + 1;
+            return 1;
+        }
+    }
+    *pp = p + 9;
+    return -1;
+}
+
+#endif

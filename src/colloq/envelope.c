@@ -1,0 +1,216 @@
+/* colloq: the reference and compact JSON envelopes (spec "The three encodings"), and the
+ * per-session decoder that carries json-c state for them (or dispatches to the binary decoder). */
+#include "colloq/colloq_internal.h"
+#include <stdlib.h>
+
+struct wk_colloq_decoder {
+    const wk_colloq_plan *plan;
+    wk_colloq_wire wire;
+    json_tokener *tok;
+    json_object *doc; /* the last line's document: JSON string values borrow from it */
+    uint8_t *scratch; /* bytes values of the last line */
+    size_t scratch_cap;
+};
+
+/* ---- encoders ---- */
+
+static void write_reference(jw *w, const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                            const wk_colloq_message *m)
+{
+    const char *st = plan->states[plan->transitions[f->transition].from];
+    jw_str(w, "{\"seq\":");
+    jw_u64(w, f->seq);
+    jw_str(w, ",\"state\":");
+    jw_json_string(w, st, strlen(st));
+    jw_str(w, ",\"message\":");
+    jw_json_string(w, m->name, strlen(m->name));
+    jw_str(w, ",\"payload\":");
+    colloq_payload_json(w, m, f);
+    jw_str(w, "}\n");
+}
+
+static void write_compact(jw *w, const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                          const wk_colloq_message *m)
+{
+    (void)plan;
+    jw_str(w, "{\"t\":");
+    jw_u64(w, f->transition);
+    jw_str(w, ",\"seq\":");
+    jw_u64(w, f->seq);
+    jw_str(w, ",\"payload\":");
+    colloq_payload_json(w, m, f);
+    jw_str(w, "}\n");
+}
+
+typedef void (*writer_fn)(jw *, const wk_colloq_plan *, const wk_colloq_frame *,
+                          const wk_colloq_message *);
+
+static wk_result json_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f, wk_out *out,
+                             wk_error *err, writer_fn fn)
+{
+    if (f->transition >= plan->transition_count) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "transition %u outside the table",
+                     (unsigned)f->transition);
+        return WK_ERROR;
+    }
+    const wk_colloq_message *m = wk_colloq_plan_transition_message(plan, f->transition);
+    const char *why = colloq_values_check(m, f);
+    if (why) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "%s: %s", m->name, why);
+        return WK_ERROR;
+    }
+    jw w;
+    jw_init(&w, NULL, 0);
+    fn(&w, plan, f, m);
+    if (out->pos > out->size || out->size - out->pos < w.len) return WK_NEED_OUTPUT;
+    size_t need = w.len;
+    jw_init(&w, (char *)out->dst + out->pos, need);
+    fn(&w, plan, f, m);
+    out->pos += need;
+    return WK_DONE;
+}
+
+wk_result wk_colloq_reference_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                     wk_out *out, wk_error *err)
+{
+    return json_encode(plan, f, out, err, write_reference);
+}
+
+wk_result wk_colloq_compact_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                   wk_out *out, wk_error *err)
+{
+    return json_encode(plan, f, out, err, write_compact);
+}
+
+wk_result wk_colloq_frame_encode(const wk_colloq_plan *plan, wk_colloq_wire wire,
+                                 const wk_colloq_frame *f, wk_out *out, wk_error *err)
+{
+    switch (wire) {
+    case WK_COLLOQ_WIRE_REFERENCE: return wk_colloq_reference_encode(plan, f, out, err);
+    case WK_COLLOQ_WIRE_COMPACT: return wk_colloq_compact_encode(plan, f, out, err);
+    case WK_COLLOQ_WIRE_BINARY: return wk_colloq_binary_encode(plan, f, out, err);
+    }
+    wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "unknown wire %d", (int)wire);
+    return WK_ERROR;
+}
+
+/* ---- decoder ---- */
+
+wk_colloq_decoder *wk_colloq_decoder_new(const wk_colloq_plan *plan, wk_colloq_wire wire,
+                                         wk_error *err)
+{
+    if ((unsigned)wire > WK_COLLOQ_WIRE_BINARY) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "unknown wire %d", (int)wire);
+        return NULL;
+    }
+    if (wire == WK_COLLOQ_WIRE_BINARY && !plan->has_schedules) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "binary wire on a v0 plan without schedules");
+        return NULL;
+    }
+    wk_colloq_decoder *d = calloc(1, sizeof *d);
+    if (!d) goto nomem;
+    d->plan = plan;
+    d->wire = wire;
+    if (wire != WK_COLLOQ_WIRE_BINARY) {
+        d->tok = json_tokener_new();
+        d->scratch_cap = plan->max_payload_max;
+        d->scratch = malloc(d->scratch_cap ? d->scratch_cap : 1);
+        if (!d->tok || !d->scratch) goto nomem;
+    }
+    return d;
+nomem:
+    wk_colloq_decoder_free(d);
+    wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "out of memory for a decoder");
+    return NULL;
+}
+
+void wk_colloq_decoder_free(wk_colloq_decoder *d)
+{
+    if (!d) return;
+    if (d->doc) json_object_put(d->doc);
+    if (d->tok) json_tokener_free(d->tok);
+    free(d->scratch);
+    free(d);
+}
+
+static wk_code envelope_bad(wk_error *err, uint64_t off, const char *why)
+{
+    return wk_error_set(err, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, off, "%s", why);
+}
+
+wk_code wk_colloq_decoder_decode_line(wk_colloq_decoder *d, const char *line, size_t len,
+                                      wk_colloq_frame *f, wk_error *err)
+{
+    const wk_colloq_plan *plan = d->plan;
+    if (d->wire == WK_COLLOQ_WIRE_BINARY)
+        return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "decode_line on a binary decoder");
+    if (d->doc) {
+        json_object_put(d->doc);
+        d->doc = NULL;
+    }
+    f->transition = WK_COLLOQ_NO_TRANSITION;
+    f->seq = 0;
+    f->field_count = 0;
+    f->payload_error = WK_OK;
+    f->payload_error_offset = 0;
+    f->payload_error_reason = NULL;
+    f->payload_len = 0;
+    f->by_name = false;
+    size_t bad = 0;
+    json_object *o = colloq_json_parse_tok(d->tok, line, len, &bad);
+    if (!o) return envelope_bad(err, bad, "frame line is not valid JSON");
+    d->doc = o;
+    if (!json_object_is_type(o, json_type_object)) return envelope_bad(err, 0, "frame is not a JSON object");
+    json_object *seq, *payload;
+    if (!json_object_object_get_ex(o, "seq", &seq) || !colloq_json_u64(seq, &f->seq))
+        return envelope_bad(err, 0, "\"seq\" missing or not an integer 0..2^64-1");
+    if (!json_object_object_get_ex(o, "payload", &payload))
+        return envelope_bad(err, 0, "\"payload\" missing");
+    uint32_t t = WK_COLLOQ_NO_TRANSITION;
+    if (d->wire == WK_COLLOQ_WIRE_REFERENCE) {
+        json_object *st, *msg;
+        if (json_object_object_length(o) != 4 || !json_object_object_get_ex(o, "state", &st) ||
+            !json_object_object_get_ex(o, "message", &msg))
+            return envelope_bad(err, 0, "reference frame keys are not exactly seq, state, message, payload");
+        if (!json_object_is_type(st, json_type_string) || !json_object_is_type(msg, json_type_string))
+            return envelope_bad(err, 0, "\"state\" and \"message\" must be strings");
+        int32_t si = wk_colloq_plan_state(plan, json_object_get_string(st), (size_t)json_object_get_string_len(st));
+        int32_t mi = wk_colloq_plan_message(plan, json_object_get_string(msg), (size_t)json_object_get_string_len(msg));
+        if (si >= 0 && mi >= 0)
+            t = wk_colloq_plan_find(plan, (uint32_t)si, (uint32_t)mi, WK_COLLOQ_SENDER_TRANSCRIPT);
+        f->by_name = true;
+    } else {
+        json_object *tv;
+        uint64_t tid;
+        if (json_object_object_length(o) != 3 || !json_object_object_get_ex(o, "t", &tv))
+            return envelope_bad(err, 0, "compact frame keys are not exactly t, seq, payload");
+        if (!colloq_json_u64(tv, &tid)) return envelope_bad(err, 0, "\"t\" is not an integer 0..2^64-1");
+        if (tid < plan->transition_count) t = (uint32_t)tid;
+    }
+    f->transition = t;
+    if (t != WK_COLLOQ_NO_TRANSITION)
+        colloq_payload_from_json(plan, wk_colloq_plan_transition_message(plan, t), payload, f,
+                                 d->scratch, d->scratch_cap);
+    return WK_OK;
+}
+
+wk_result wk_colloq_decoder_decode(wk_colloq_decoder *d, wk_in *in, wk_colloq_frame *f,
+                                   wk_error *err)
+{
+    if (d->wire == WK_COLLOQ_WIRE_BINARY) return wk_colloq_binary_decode(d->plan, in, f, err);
+    const char *start = (const char *)in->src + in->pos;
+    size_t avail = in->size - in->pos;
+    const char *nl = memchr(start, '\n', avail);
+    if (!nl) {
+        if (avail > WK_COLLOQ_JSON_LINE_MAX(d->plan)) {
+            wk_error_set(err, WK_ERR_COLLOQ_PAYLOAD_TOO_LARGE, WK_COLLOQ_JSON_LINE_MAX(d->plan),
+                         "frame line longer than %zu bytes", WK_COLLOQ_JSON_LINE_MAX(d->plan));
+            return WK_ERROR;
+        }
+        return WK_NEED_INPUT;
+    }
+    size_t len = (size_t)(nl - start);
+    wk_code rc = wk_colloq_decoder_decode_line(d, start, len, f, err);
+    in->pos += len + 1;
+    return rc == WK_OK ? WK_DONE : WK_ERROR;
+}
