@@ -21,29 +21,26 @@ static inline uint64_t get_le(const uint8_t *p, unsigned n)
     }
 }
 
-/* UTF-8 check with an inline ASCII pass for the short strings frames mostly carry. */
-static inline bool utf8_ok(const uint8_t *q, size_t len, size_t *bad)
-{
-    uint8_t acc = 0;
-    for (size_t k = 0; k < len && k < 32; k++) acc |= q[k];
-    if (len <= 32 && !(acc & 0x80)) return true;
-    return wk_utf8_valid(q, len, bad);
-}
-
 static inline void put_le(uint8_t *p, uint64_t v, unsigned n)
 {
-    for (unsigned i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
+    switch (n) {
+    case 1: p[0] = (uint8_t)v; break;
+    case 2: p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); break;
+    case 4:
+        p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16);
+        p[3] = (uint8_t)(v >> 24);
+        break;
+    default:
+        for (unsigned i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+        break;
+    }
 }
 
-wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
-                                  wk_out *out, wk_error *err)
+/* The two-pass encoder (values checked, sized, then written; out untouched unless the whole frame
+ * fits): what the one-pass path falls back to for anything unusual, so errors read as before. */
+static wk_result encode_slow(const wk_colloq_message *m, const wk_colloq_frame *f, wk_out *out,
+                             wk_error *err)
 {
-    if (f->transition >= plan->transition_count) {
-        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "transition %u outside the table",
-                     (unsigned)f->transition);
-        return WK_ERROR;
-    }
-    const wk_colloq_message *m = wk_colloq_plan_transition_message(plan, f->transition);
     const char *why = colloq_values_check(m, f);
     if (why) {
         wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "%s: %s", m->name, why);
@@ -58,23 +55,19 @@ wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_fr
     p += colloq_varint_put(p, f->seq);
     p += colloq_varint_put(p, plen);
     uint8_t *bitmap = p;
-    memset(bitmap, 0, m->bitmap_bytes);
+    for (uint32_t k = 0; k < m->bitmap_bytes; k++) bitmap[k] = 0;
     p += m->bitmap_bytes;
-    for (uint32_t i = 0; i < m->field_count; i++) {
-        const wk_colloq_field *fd = &m->fields[i];
-        const wk_colloq_value *v = &f->fields[i];
+    const wk_colloq_field *fd = m->fields;
+    const wk_colloq_value *v = f->fields;
+    for (uint32_t i = 0; i < m->field_count; i++, fd++, v++) {
         if (!v->present) continue;
         if (fd->optional) bitmap[fd->presence_bit >> 3] |= (uint8_t)(1u << (fd->presence_bit & 7));
         switch (fd->type) {
         case WK_COLLOQ_BOOL: *p++ = v->as.b ? 1 : 0; break;
-        case WK_COLLOQ_U8: case WK_COLLOQ_U16: case WK_COLLOQ_U32: case WK_COLLOQ_U64:
-            put_le(p, v->as.u, fd->width);
-            p += fd->width;
-            break;
-        case WK_COLLOQ_I8: case WK_COLLOQ_I16: case WK_COLLOQ_I32: case WK_COLLOQ_I64:
-            put_le(p, (uint64_t)v->as.i, fd->width);
-            p += fd->width;
-            break;
+        case WK_COLLOQ_U8: case WK_COLLOQ_I8: *p++ = (uint8_t)v->as.u; break;
+        case WK_COLLOQ_U16: case WK_COLLOQ_I16: put_le(p, v->as.u, 2); p += 2; break;
+        case WK_COLLOQ_U32: case WK_COLLOQ_I32: put_le(p, v->as.u, 4); p += 4; break;
+        case WK_COLLOQ_U64: case WK_COLLOQ_I64: put_le(p, v->as.u, 8); p += 8; break;
         case WK_COLLOQ_F32: {
             float x = (float)v->as.f;
             uint32_t bits;
@@ -102,6 +95,124 @@ wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_fr
     return WK_DONE;
 }
 
+/* The payload size f's values take under m when they are valid (field_count checked). */
+static inline size_t payload_size_fast(const wk_colloq_message *m, const wk_colloq_frame *f)
+{
+    size_t n = m->bitmap_bytes;
+    const wk_colloq_field *fd = m->fields;
+    const wk_colloq_value *v = f->fields;
+    for (uint32_t i = 0; i < m->field_count; i++, fd++, v++) {
+        if (!v->present) continue;
+        n += fd->width ? fd->width : colloq_varint_len(v->as.s.len) + v->as.s.len;
+    }
+    return n;
+}
+
+/* Sizes the frame (a light pass: no checks), then checks each value and writes it at once. The
+ * buffer is only written once the whole frame is known to fit (NEED_OUTPUT leaves it untouched);
+ * a value that does not fit its type sends us to encode_slow, which reports it as before. */
+wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                  wk_out *out, wk_error *err)
+{
+    if (f->transition >= plan->transition_count) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "transition %u outside the table",
+                     (unsigned)f->transition);
+        return WK_ERROR;
+    }
+    const wk_colloq_message *m = wk_colloq_plan_transition_message(plan, f->transition);
+    if (f->field_count != m->field_count || out->pos > out->size)
+        return encode_slow(m, f, out, err);
+    size_t plen = payload_size_fast(m, f);
+    size_t total = colloq_varint_len(f->transition) + colloq_varint_len(f->seq) +
+                   colloq_varint_len(plen) + plen;
+    if (out->size - out->pos < total) return encode_slow(m, f, out, err);
+    uint8_t *p = out->dst + out->pos;
+    p += colloq_varint_put(p, f->transition);
+    p += colloq_varint_put(p, f->seq);
+    p += colloq_varint_put(p, plen);
+    uint8_t *const base = p;
+    uint8_t *bitmap = p;
+    for (uint32_t k = 0; k < m->bitmap_bytes; k++) bitmap[k] = 0;
+    p += m->bitmap_bytes;
+    const wk_colloq_field *fd = m->fields;
+    const wk_colloq_value *v = f->fields;
+    for (uint32_t i = 0; i < m->field_count; i++, fd++, v++) {
+        if (!v->present) {
+            if (!fd->optional) return encode_slow(m, f, out, err);
+            continue;
+        }
+        if (fd->optional) bitmap[fd->presence_bit >> 3] |= (uint8_t)(1u << (fd->presence_bit & 7));
+        switch (fd->type) {
+        case WK_COLLOQ_BOOL: *p++ = v->as.b ? 1 : 0; break;
+        case WK_COLLOQ_U8:
+            if (v->as.u > UINT8_MAX) return encode_slow(m, f, out, err);
+            *p++ = (uint8_t)v->as.u;
+            break;
+        case WK_COLLOQ_U16:
+            if (v->as.u > UINT16_MAX) return encode_slow(m, f, out, err);
+            put_le(p, v->as.u, 2);
+            p += 2;
+            break;
+        case WK_COLLOQ_U32:
+            if (v->as.u > UINT32_MAX) return encode_slow(m, f, out, err);
+            put_le(p, v->as.u, 4);
+            p += 4;
+            break;
+        case WK_COLLOQ_U64: put_le(p, v->as.u, 8); p += 8; break;
+        case WK_COLLOQ_I8:
+            if (v->as.i < INT8_MIN || v->as.i > INT8_MAX) return encode_slow(m, f, out, err);
+            *p++ = (uint8_t)v->as.u;
+            break;
+        case WK_COLLOQ_I16:
+            if (v->as.i < INT16_MIN || v->as.i > INT16_MAX) return encode_slow(m, f, out, err);
+            put_le(p, v->as.u, 2);
+            p += 2;
+            break;
+        case WK_COLLOQ_I32:
+            if (v->as.i < INT32_MIN || v->as.i > INT32_MAX) return encode_slow(m, f, out, err);
+            put_le(p, v->as.u, 4);
+            p += 4;
+            break;
+        case WK_COLLOQ_I64: put_le(p, v->as.u, 8); p += 8; break;
+        case WK_COLLOQ_F32: {
+            if (!isfinite(v->as.f)) return encode_slow(m, f, out, err);
+            float x = (float)v->as.f;
+            if ((double)x != v->as.f) return encode_slow(m, f, out, err);
+            uint32_t bits;
+            memcpy(&bits, &x, 4);
+            put_le(p, bits, 4);
+            p += 4;
+            break;
+        }
+        case WK_COLLOQ_F64: {
+            if (!isfinite(v->as.f)) return encode_slow(m, f, out, err);
+            uint64_t bits;
+            memcpy(&bits, &v->as.f, 8);
+            put_le(p, bits, 8);
+            p += 8;
+            break;
+        }
+        case WK_COLLOQ_STRING:
+        case WK_COLLOQ_BYTES: {
+            size_t len = v->as.s.len;
+            if (len && !v->as.s.ptr) return encode_slow(m, f, out, err);
+            if (fd->type == WK_COLLOQ_STRING && !colloq_utf8_valid(v->as.s.ptr, len, NULL))
+                return encode_slow(m, f, out, err);
+            size_t left = (size_t)(base + plen - p), vl = colloq_varint_len(len);
+            if (left < vl || left - vl < len) return encode_slow(m, f, out, err); /* size wrapped */
+            p += colloq_varint_put(p, len);
+            if (len) memcpy(p, v->as.s.ptr, len);
+            p += len;
+            break;
+        }
+        default: return encode_slow(m, f, out, err);
+        }
+    }
+    if ((size_t)(p - base) != plen) return encode_slow(m, f, out, err); /* cannot happen */
+    out->pos += total;
+    return WK_DONE;
+}
+
 /* Records a payload problem at offset off (from the frame's first byte). */
 static inline void payload_bad(wk_colloq_frame *f, wk_code code, size_t off, const char *reason)
 {
@@ -121,14 +232,14 @@ static void decode_payload(const wk_colloq_message *m, const uint8_t *p, const u
         return;
     }
     p += m->bitmap_bytes;
-    if (m->optional_count % 8 && (bitmap[m->bitmap_bytes - 1] >> (m->optional_count % 8)) != 0) {
+    if ((m->optional_count & 7) && (bitmap[m->bitmap_bytes - 1] >> (m->optional_count % 8)) != 0) {
         payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)(p - 1 - frame_start),
                     "presence bit set beyond the optional fields");
         return;
     }
-    for (uint32_t i = 0; i < m->field_count; i++) {
-        const wk_colloq_field *fd = &m->fields[i];
-        wk_colloq_value *v = &f->fields[i];
+    const wk_colloq_field *fd = m->fields;
+    wk_colloq_value *v = f->fields;
+    for (uint32_t i = 0; i < m->field_count; i++, fd++, v++) {
         if (fd->optional && !(bitmap[fd->presence_bit >> 3] & (1u << (fd->presence_bit & 7)))) {
             v->present = false;
             continue;
@@ -200,7 +311,7 @@ static void decode_payload(const wk_colloq_message *m, const uint8_t *p, const u
                 return;
             }
             size_t bad;
-            if (fd->type == WK_COLLOQ_STRING && !utf8_ok(q, (size_t)len, &bad)) {
+            if (fd->type == WK_COLLOQ_STRING && !colloq_utf8_valid(q, (size_t)len, &bad)) {
                 payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)(q + bad - frame_start),
                             "string is not valid UTF-8");
                 return;

@@ -76,6 +76,33 @@ size_t colloq_payload_size(const wk_colloq_message *m, const wk_colloq_frame *f)
 /* Writes the payload object of f under m. */
 void colloq_payload_json(jw *w, const wk_colloq_message *m, const wk_colloq_frame *f);
 
+/* ---- UTF-8 ---- */
+/* wk_utf8_valid with an inline ASCII pre-check: 8 bytes at a time, short strings in one or two
+ * overlapping loads (every byte of q[0..len) is looked at, none outside it). A string with any
+ * high bit set goes whole to the full validator, so *bad (may be NULL) is what wk_utf8_valid
+ * reports. */
+static inline bool colloq_utf8_valid(const uint8_t *q, size_t len, size_t *bad)
+{
+    uint64_t acc;
+    if (len >= 8) {
+        for (size_t k = 0; k + 8 <= len; k += 8) {
+            uint64_t w;
+            memcpy(&w, q + k, 8);
+            if (w & 0x8080808080808080ull) return wk_utf8_valid(q, len, bad);
+        }
+        memcpy(&acc, q + len - 8, 8);
+    } else if (len >= 4) {
+        uint32_t a, b;
+        memcpy(&a, q, 4);
+        memcpy(&b, q + len - 4, 4);
+        acc = a | b;
+    } else {
+        acc = len ? (uint64_t)(q[0] | q[len >> 1] | q[len - 1]) : 0;
+    }
+    if (acc & 0x8080808080808080ull) return wk_utf8_valid(q, len, bad);
+    return true;
+}
+
 /* ---- LEB128 ---- */
 static inline unsigned colloq_varint_len(uint64_t v)
 {

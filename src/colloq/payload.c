@@ -7,13 +7,19 @@ void wk_colloq_frame_init(wk_colloq_frame *f, const wk_colloq_plan *plan, uint32
 {
     f->transition = t;
     f->seq = seq;
-    f->field_count = t < plan->transition_count ? wk_colloq_plan_transition_message(plan, t)->field_count : 0;
+    uint32_t n = t < plan->transition_count ? wk_colloq_plan_transition_message(plan, t)->field_count : 0;
+    f->field_count = n;
     f->payload_error = WK_OK;
     f->payload_error_offset = 0;
     f->payload_error_reason = NULL;
     f->payload_len = 0;
     f->by_name = false;
-    memset(f->fields, 0, sizeof f->fields[0] * f->field_count);
+    /* field by field (a few stores each) rather than a memset call sized at run time */
+    for (uint32_t i = 0; i < n; i++) {
+        f->fields[i].as.s.ptr = NULL;
+        f->fields[i].as.s.len = 0;
+        f->fields[i].present = false;
+    }
 }
 
 int32_t wk_colloq_message_field(const wk_colloq_message *m, const char *name, size_t len)
@@ -71,7 +77,7 @@ const char *colloq_values_check(const wk_colloq_message *m, const wk_colloq_fram
             break;
         case WK_COLLOQ_STRING:
             if (v->as.s.len && !v->as.s.ptr) return "NULL string";
-            if (!wk_utf8_valid(v->as.s.ptr, v->as.s.len, NULL)) return "string is not UTF-8";
+            if (!colloq_utf8_valid(v->as.s.ptr, v->as.s.len, NULL)) return "string is not UTF-8";
             break;
         case WK_COLLOQ_BYTES:
             if (v->as.s.len && !v->as.s.ptr) return "NULL bytes";
