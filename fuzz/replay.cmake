@@ -13,6 +13,16 @@ set(WK_FUZZ_REPLAY_TARGETS
   iltp_items
   iltp_address_parse
   iltp_session
+  eth_snappy_block
+  eth_snappy_frame
+  eth_rr_stream
+  eth_rlpx
+  moqt_subgroup_stream
+  moqt_fetch_stream
+  moqt_datagram
+  moqt_roundtrip
+  colloq_binary
+  colloq_compile
 )
 foreach(t ${WK_FUZZ_REPLAY_TARGETS})
   add_executable(replay_${t} ${CMAKE_CURRENT_LIST_DIR}/${t}.c ${CMAKE_CURRENT_LIST_DIR}/replay.c)

@@ -1,0 +1,665 @@
+/* libFuzzer target: Snappy framing format (eth.h, spec 2): the streaming decoder on arbitrary
+ * bytes, and the streaming encoder's round trip.
+ *
+ * Input: two header bytes, then the stream.
+ *   byte 0  bits 0-2  push size (1 .. 65536 bytes)
+ *           bits 3-5  output view capacity (1 .. 131072 bytes)
+ *           bits 6-7  output limit: 1 or 2 = wk_snappy_frame_decoder_set_output_limit(byte 1
+ *                     bits 0-3 picks 0 .. 144060), 0 or 3 = none
+ *   byte 1  bits 4-5  largest skippable body: default (76494), 0, 8, 16777215
+ *           bits 6-7  round trip: the plaintext is the stream bytes repeated 1, 1, 3 or 40 times
+ *                     (so that pieces of 65536 bytes and more occur)
+ *
+ * Decoder, checked on every step of pass 1 (small pushes, small views):
+ *   - out.pos never exceeds the view, views and inputs only move forward;
+ *   - NEED_OUTPUT only with a full view; NEED_INPUT only with the push consumed; DONE only with
+ *     an output limit, exactly when the output equals it; after DONE nothing more is consumed or
+ *     written and finish is WK_OK;
+ *   - wk_snappy_frame_decoder_produced / _consumed equal the bytes moved;
+ *   - after WK_ERROR the error is PeerProtocol FRAME_ERR_* / SNAPPY_ERR_* (SSZSNAPPY_ERR_
+ *     EXCESS_DATA only under a limit) with an offset inside the input, and stays set (decode
+ *     and finish repeat it without moving anything);
+ *   - finish: WK_OK, or FRAME_ERR_TRUNCATED with offset = bytes pushed;
+ *   - memory (counting allocator): everything is allocated by create (no allocation in a decode
+ *     step or a reset), peak below 160 KiB.
+ * Pass 2 runs the same decoder after wk_snappy_frame_decoder_reset (limits kept) in one push with
+ * roomy views: same verdict and error offset, and when accepted the same bytes and consumed
+ * count. Pass 2 is compared with a small reference decoder written here from spec 1 and 2 (its
+ * own block validator, libsnappy to decode valid blocks, a bitwise CRC-32C): same accept/reject
+ * verdict, and when accepted the same bytes, consumed count and DONE.
+ * The decoders and the encoder are created once and reset for every input (what a previous input
+ * set with the limit setters is set again), so every input also tests reset. The drivers below
+ * (run, encode_plan, check_encoded, the reference) carry no coverage instrumentation: the library
+ * calls they make carry the signal, and their per-byte loops were most of an execution's time.
+ *
+ * Encoder round trip (plaintext from the stream bytes, see byte 1): a PRNG seeded by the input
+ * splits it into pushes, chooses flush or not per push and picks every output view (0 included).
+ * Checked: the encoder never fails; NEED_OUTPUT only with a full view, NEED_INPUT only without
+ * flush and with the push consumed, DONE only with flush; after every flush the bytes so far,
+ * pushed into a decoder, decode to exactly the plaintext so far; the whole stream decodes to the
+ * plaintext with a clean finish; an empty plaintext gives zero bytes; the stream is the
+ * identifier once, then 0x00 / 0x01 chunks of at most 65536 decoded bytes (0x00 only when it
+ * saves at least 1/8); re-encoding the same plan after wk_snappy_frame_encoder_reset with roomy
+ * views gives identical bytes; with a single final flush the result equals
+ * wk_snappy_frame_encode_all and fits wk_snappy_frame_max_encoded_len; encoder memory is all
+ * allocated by create, peak below 160 KiB. */
+#include <wirekit/eth.h>
+#include <snappy-c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CHECK(cond)                                                                               \
+    do {                                                                                          \
+        if (!(cond)) {                                                                            \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);             \
+            abort();                                                                              \
+        }                                                                                         \
+    } while (0)
+
+/* hot helper loops that carry no coverage signal (clang only: gcc has no such sanitizer) */
+#if defined(__clang__)
+#define NO_COVERAGE __attribute__((no_sanitize("coverage")))
+#else
+#define NO_COVERAGE
+#endif
+#define MEM_MAX ((size_t)160 * 1024)
+#define BIG_VIEW ((size_t)128 * 1024)
+#define MAX_DATA 65536
+#define MAX_BODY_COMPRESSED 76494
+#define MAX_BODY_UNCOMPRESSED 65540
+#define MAX_PLAN 64
+
+static const size_t pushes[8] = {1, 2, 3, 7, 64, 509, 4096, 65536};
+static const size_t views[8] = {1, 2, 5, 16, 100, 4096, 65536, BIG_VIEW};
+static const uint64_t out_limits[16] = {0, 1, 2, 7, 8, 38, 60, 100, 1000, 4096, 10240, 65535,
+                                        65536, 65537, 131072, 144060};
+static const uint32_t skip_limits[4] = {0, 0, 8, 16777215}; /* [0] = leave the default */
+static const size_t repeats[4] = {1, 1, 3, 40};
+
+static uint64_t hash(uint64_t h, const uint8_t *p, size_t n)
+{
+    return crc32((uLong)h, p, (uInt)n);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Reference decoder (spec 1, 2.2-2.5), independent of src/eth: own block validator (libsnappy
+ * decodes the valid ones), bitwise CRC-32C.
+ * ------------------------------------------------------------------------------------------- */
+NO_COVERAGE static uint32_t ref_crc32c(const uint8_t *p, size_t n)
+{
+    static uint32_t table[256];
+    static bool built;
+    if (!built) {
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+            table[i] = c;
+        }
+        built = true;
+    }
+    uint32_t c = 0xFFFFFFFFu;
+    for (size_t i = 0; i < n; i++) c = table[(c ^ p[i]) & 0xff] ^ (c >> 8);
+    return ~c;
+}
+
+static uint32_t ref_mask(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xA282EAD8u; }
+
+static uint32_t le(const uint8_t *p, unsigned n)
+{
+    uint32_t v = 0;
+    for (unsigned i = 0; i < n; i++) v |= (uint32_t)p[i] << (8 * i);
+    return v;
+}
+
+/* Spec 1.1-1.5, written here: true when s[0..n) is a valid Snappy block declaring at most max_out
+ * bytes (*declared = the declared length). Used instead of trusting libsnappy's verdict, which is
+ * more lenient in one case (a literal length field ff ff ff ff wraps to an empty literal). */
+NO_COVERAGE static bool ref_block_valid(const uint8_t *s, size_t n, uint64_t max_out,
+                                        uint64_t *declared)
+{
+    uint64_t want = 0, have = 0;
+    size_t i = 0;
+    for (unsigned sh = 0;; sh += 7) {
+        if (i == n || i == 5) return false;
+        uint8_t b = s[i++];
+        want |= (uint64_t)(b & 0x7f) << sh;
+        if (!(b & 0x80)) break;
+    }
+    if (want > 0xFFFFFFFFu || want > max_out) return false;
+    while (i < n) {
+        uint8_t tag = s[i++];
+        size_t left = n - i;
+        uint64_t len, off;
+        if ((tag & 3) == 0) {
+            len = (uint64_t)(tag >> 2) + 1;
+            if (len > 60) {
+                unsigned k = (unsigned)(len - 60);
+                if (left < k) return false;
+                len = (uint64_t)le(s + i, k) + 1;
+                i += k;
+                left -= k;
+            }
+            if (len > left || len > want - have) return false;
+            i += (size_t)len;
+            have += len;
+            continue;
+        }
+        unsigned k = (tag & 3) == 1 ? 1 : (tag & 3) == 2 ? 2 : 4;
+        if (left < k) return false;
+        if ((tag & 3) == 1) {
+            len = 4 + (uint64_t)((tag >> 2) & 7);
+            off = (uint64_t)(tag >> 5) << 8 | s[i];
+        } else {
+            len = 1 + (uint64_t)(tag >> 2);
+            off = le(s + i, k);
+        }
+        i += k;
+        if (off == 0 || off > have || len > want - have) return false;
+        have += len;
+    }
+    *declared = want;
+    return have == want;
+}
+
+typedef struct ref_outcome {
+    bool ok;   /* accepted (EOF at a chunk boundary, or the limit reached) */
+    bool done; /* the output limit was reached */
+    uint64_t consumed, produced, hash;
+} ref_outcome;
+
+NO_COVERAGE
+static ref_outcome ref_decode(const uint8_t *w, size_t n, bool limited, uint64_t limit,
+                              uint32_t max_skip, uint8_t *tmp)
+{
+    ref_outcome o = {false, false, 0, 0, 0};
+    size_t pos = 0;
+    bool seen_id = false;
+    for (;;) {
+        if (limited && o.produced == limit) {
+            o.ok = o.done = true;
+            break;
+        }
+        if (pos == n) {
+            o.ok = true;
+            break;
+        }
+        if (n - pos < 4) return o;
+        uint8_t type = w[pos];
+        uint32_t len = le(w + pos + 1, 3);
+        if (!seen_id && type != 0xff) return o;
+        if (n - pos - 4 < len) return o;
+        const uint8_t *body = w + pos + 4;
+        if (type == 0xff) {
+            if (len != 6 || memcmp(body, "sNaPpY", 6) != 0) return o;
+            seen_id = true;
+        } else if (type == 0x00 || type == 0x01) {
+            if (len < 4) return o;
+            if (len > (type == 0 ? MAX_BODY_COMPRESSED : MAX_BODY_UNCOMPRESSED)) return o;
+            const uint8_t *piece;
+            size_t plen;
+            if (type == 0) {
+                uint64_t ulen;
+                if (!ref_block_valid(body + 4, len - 4, MAX_DATA, &ulen)) return o;
+                /* a block the spec accepts: libsnappy must decode it */
+                size_t got = MAX_DATA;
+                CHECK(snappy_uncompress((const char *)body + 4, len - 4, (char *)tmp, &got) ==
+                          SNAPPY_OK &&
+                      got == ulen);
+                piece = tmp;
+                plen = got;
+            } else {
+                piece = body + 4;
+                plen = len - 4;
+            }
+            if (ref_mask(ref_crc32c(piece, plen)) != le(body, 4)) return o;
+            if (limited && o.produced + plen > limit) return o;
+            o.produced += plen;
+            o.hash = hash(o.hash, piece, plen);
+        } else if (type <= 0x7f) {
+            return o;
+        } else if (len > max_skip) {
+            return o;
+        }
+        pos += 4 + (size_t)len;
+    }
+    o.consumed = pos;
+    return o;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Our decoder
+ * ------------------------------------------------------------------------------------------- */
+typedef struct outcome {
+    wk_code code;     /* WK_OK (accepted), or the error (decode error or finish's verdict) */
+    uint64_t offset;  /* the error's offset */
+    bool done;        /* DONE: the output limit was reached */
+    bool bounded;     /* stopped at the output bound: not compared */
+    uint64_t produced, consumed, hash;
+} outcome;
+
+static bool frame_error_code(wk_code c, bool limited)
+{
+    switch (c) {
+    case WK_ERR_FRAME_NO_STREAM_ID:
+    case WK_ERR_FRAME_BAD_STREAM_ID:
+    case WK_ERR_FRAME_RESERVED_CHUNK:
+    case WK_ERR_FRAME_CHUNK_TOO_SHORT:
+    case WK_ERR_FRAME_CHUNK_TOO_LARGE:
+    case WK_ERR_FRAME_CRC:
+    case WK_ERR_FRAME_TRUNCATED:
+    case WK_ERR_SNAPPY_TRUNCATED:
+    case WK_ERR_SNAPPY_PREAMBLE:
+    case WK_ERR_SNAPPY_BAD_OFFSET:
+    case WK_ERR_SNAPPY_OVERRUN:
+    case WK_ERR_SNAPPY_LENGTH_MISMATCH:
+        return true;
+    case WK_ERR_SSZSNAPPY_EXCESS_DATA:
+        return limited;
+    default:
+        return false;
+    }
+}
+
+static void check_error(const wk_error *err, bool limited, size_t n)
+{
+    CHECK(err->code != WK_OK);
+    CHECK(frame_error_code(err->code, limited));
+    CHECK(err->category == WK_CAT_PEER_PROTOCOL);
+    CHECK(err->has_offset && err->offset <= n);
+}
+
+static void check_sticky(wk_snappy_frame_decoder *d, const wk_error *first)
+{
+    uint8_t b[4];
+    wk_out out = {b, sizeof b, 0};
+    static const uint8_t one[1] = {0xff};
+    wk_in in = {one, 1, 0};
+    wk_error err;
+    uint64_t c0 = wk_snappy_frame_decoder_consumed(d), p0 = wk_snappy_frame_decoder_produced(d);
+    CHECK(wk_snappy_frame_decode(d, &out, &in, &err) == WK_ERROR);
+    CHECK(err.code == first->code && err.offset == first->offset && in.pos == 0 && out.pos == 0);
+    CHECK(wk_snappy_frame_decoder_finish(d, &err) == first->code && err.code == first->code);
+    CHECK(wk_snappy_frame_decoder_consumed(d) == c0 && wk_snappy_frame_decoder_produced(d) == p0);
+}
+
+/* Decodes wire[0..n) in pushes of `push` bytes through views of `cap` bytes. */
+NO_COVERAGE
+static outcome run(wk_snappy_frame_decoder *d, const uint8_t *wire, size_t n, size_t push,
+                   size_t cap, bool limited, uint64_t limit, uint8_t *buf)
+{
+    outcome oc = {WK_OK, 0, false, false, 0, 0, 0};
+    uint64_t bound = (uint64_t)cap * 8192;
+    if (bound > (uint64_t)16 << 20) bound = (uint64_t)16 << 20;
+    size_t pos = 0;
+    wk_error err;
+    wk_result r = WK_NEED_INPUT;
+    for (;;) {
+        size_t take = n - pos < push ? n - pos : push;
+        wk_in in = {wire + pos, take, 0};
+        for (;;) {
+            wk_out out = {buf, cap, 0};
+            size_t in0 = in.pos;
+            wk_error_clear(&err);
+            r = wk_snappy_frame_decode(d, &out, &in, &err);
+            CHECK(out.pos <= cap && in.pos >= in0 && in.pos <= in.size);
+            oc.produced += out.pos;
+            oc.consumed += in.pos - in0;
+            oc.hash = hash(oc.hash, buf, out.pos);
+            CHECK(wk_snappy_frame_decoder_produced(d) == oc.produced);
+            if (limited) CHECK(oc.produced <= limit);
+            if (r == WK_ERROR) {
+                check_error(&err, limited, n);
+                check_sticky(d, &err);
+                oc.code = err.code;
+                oc.offset = err.offset;
+                return oc;
+            }
+            CHECK(wk_snappy_frame_decoder_consumed(d) == oc.consumed);
+            if (r == WK_NEED_OUTPUT) {
+                CHECK(out.pos == cap);
+                if (oc.produced > bound) {
+                    oc.bounded = true;
+                    return oc;
+                }
+                continue;
+            }
+            if (r == WK_NEED_INPUT) {
+                CHECK(in.pos == in.size);
+                break;
+            }
+            CHECK(r == WK_DONE);
+            CHECK(limited && oc.produced == limit);
+            break;
+        }
+        pos += in.pos;
+        if (r == WK_DONE || pos == n) break;
+    }
+    if (r == WK_DONE) {
+        /* complete: nothing more is taken, also not on a later call */
+        oc.done = true;
+        wk_in in = {wire + pos, n - pos, 0};
+        wk_out out = {buf, cap, 0};
+        CHECK(wk_snappy_frame_decode(d, &out, &in, &err) == WK_DONE);
+        CHECK(in.pos == 0 && out.pos == 0);
+        CHECK(wk_snappy_frame_decoder_consumed(d) == oc.consumed);
+        CHECK(wk_snappy_frame_decoder_finish(d, &err) == WK_OK);
+        return oc;
+    }
+    CHECK(pos == n);
+    wk_code c = wk_snappy_frame_decoder_finish(d, &err);
+    if (c != WK_OK) {
+        CHECK(c == WK_ERR_FRAME_TRUNCATED && err.code == c);
+        check_error(&err, limited, n);
+        CHECK(err.offset == n);
+        oc.offset = err.offset;
+    }
+    oc.code = c;
+    return oc;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Encoder round trip
+ * ------------------------------------------------------------------------------------------- */
+typedef struct prng {
+    uint64_t s;
+} prng;
+
+static uint64_t next(prng *g)
+{
+    uint64_t z = (g->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static size_t pick_view(prng *g)
+{
+    static const size_t v[8] = {0, 1, 3, 17, 4096, 65547, 70000, BIG_VIEW};
+    return v[next(g) % 8];
+}
+
+/* Walks an encoded stream: the identifier once, then data chunks of at most 65536 bytes. When
+ * `whole` (one final flush) every piece but the last holds exactly 65536 bytes. */
+NO_COVERAGE
+static void check_encoded(const uint8_t *w, size_t n, uint64_t plain_len, bool whole, uint8_t *tmp)
+{
+    if (plain_len == 0) {
+        CHECK(n == 0);
+        return;
+    }
+    CHECK(n >= WK_SNAPPY_FRAME_STREAM_ID_LEN &&
+          memcmp(w, WK_SNAPPY_FRAME_STREAM_ID, WK_SNAPPY_FRAME_STREAM_ID_LEN) == 0);
+    size_t pos = WK_SNAPPY_FRAME_STREAM_ID_LEN;
+    uint64_t total = 0;
+    while (pos < n) {
+        CHECK(n - pos >= 8);
+        uint8_t type = w[pos];
+        uint32_t len = le(w + pos + 1, 3);
+        CHECK(type == 0x00 || type == 0x01);
+        CHECK(len >= 4 && len <= MAX_BODY_UNCOMPRESSED && n - pos - 4 >= len);
+        size_t piece;
+        if (type == 0x00) {
+            CHECK(snappy_uncompressed_length((const char *)w + pos + 8, len - 4, &piece) ==
+                  SNAPPY_OK);
+            CHECK(piece <= MAX_DATA);
+            /* compressed only when it saves at least 1/8 */
+            CHECK(len - 4 <= piece - piece / 8);
+            size_t got = MAX_DATA;
+            CHECK(snappy_uncompress((const char *)w + pos + 8, len - 4, (char *)tmp, &got) ==
+                  SNAPPY_OK);
+        } else {
+            piece = len - 4;
+        }
+        CHECK(piece > 0); /* the encoder writes no empty chunks */
+        total += piece;
+        pos += 4 + len;
+        if (whole && pos < n) CHECK(piece == MAX_DATA);
+    }
+    CHECK(total == plain_len);
+}
+
+typedef struct plan_step {
+    size_t len;
+    bool flush;
+} plan_step;
+
+/* Encodes plain[0..n) per the plan (the last step flushes) with views from g (NULL = roomy);
+ * when `dec` is given, the bytes written so far are decoded after every flush and must give the
+ * plaintext so far. Returns the stream length. */
+NO_COVERAGE
+static size_t encode_plan(wk_snappy_frame_encoder *e, const uint8_t *plain, const plan_step *plan,
+                          size_t steps, prng *g, uint8_t *dst, size_t dst_cap,
+                          wk_snappy_frame_decoder *dec, uint8_t *dbuf)
+{
+    size_t off = 0, elen = 0, fed = 0;
+    uint64_t decoded = 0;
+    wk_error err;
+    for (size_t s = 0; s < steps; s++) {
+        wk_in in = {plain + off, plan[s].len, 0};
+        bool flush = plan[s].flush;
+        for (;;) {
+            size_t view = g ? pick_view(g) : BIG_VIEW;
+            if (view > dst_cap - elen) view = dst_cap - elen;
+            wk_out out = {dst + elen, view, 0};
+            wk_result r = wk_snappy_frame_encode(e, &out, &in, flush, &err);
+            CHECK(r != WK_ERROR);
+            CHECK(out.pos <= view && in.pos <= in.size);
+            elen += out.pos;
+            if (r == WK_NEED_OUTPUT) {
+                CHECK(out.pos == view);
+                CHECK(elen < dst_cap); /* the stream never needs more than the bound */
+                continue;
+            }
+            CHECK(in.pos == in.size);
+            if (r == WK_NEED_INPUT) {
+                CHECK(!flush);
+                break;
+            }
+            CHECK(r == WK_DONE && flush);
+            break;
+        }
+        off += plan[s].len;
+        if (flush && dec) {
+            /* everything so far is out as whole chunks */
+            wk_in din = {dst + fed, elen - fed, 0};
+            wk_result r;
+            do {
+                wk_out dout = {dbuf + decoded, BIG_VIEW, 0};
+                r = wk_snappy_frame_decode(dec, &dout, &din, &err);
+                CHECK(r != WK_ERROR);
+                CHECK(dout.pos == 0 || memcmp(dbuf + decoded, plain + decoded, dout.pos) == 0);
+                decoded += dout.pos;
+            } while (r == WK_NEED_OUTPUT);
+            CHECK(r == WK_NEED_INPUT && din.pos == din.size);
+            fed = elen;
+            CHECK(decoded == off);
+        }
+    }
+    if (dec) CHECK(wk_snappy_frame_decoder_finish(dec, &err) == WK_OK);
+    return elen;
+}
+
+static uint8_t *plain_buf, *enc_a, *enc_b, *enc_c, *dec_buf, *tmp_buf;
+static size_t plain_cap, enc_cap;
+
+static void ensure(size_t plain_len)
+{
+    if (!tmp_buf) {
+        tmp_buf = malloc(MAX_DATA);
+        CHECK(tmp_buf);
+    }
+    if (plain_len + 1 > plain_cap) {
+        free(plain_buf);
+        free(dec_buf);
+        plain_cap = plain_len + 1;
+        plain_buf = malloc(plain_cap);
+        dec_buf = malloc(plain_cap + BIG_VIEW);
+        CHECK(plain_buf && dec_buf);
+    }
+    /* the largest stream a plan can give: every chunk is a full piece or ends at a flush, and
+     * no chunk is larger than its plaintext plus its 8 header bytes */
+    size_t need =
+        WK_SNAPPY_FRAME_STREAM_ID_LEN + plain_len + 8 * (plain_len / MAX_DATA + MAX_PLAN + 2);
+    if (need > enc_cap) {
+        free(enc_a);
+        free(enc_b);
+        free(enc_c);
+        enc_cap = need;
+        enc_a = malloc(enc_cap);
+        enc_b = malloc(enc_cap);
+        enc_c = malloc(enc_cap);
+        CHECK(enc_a && enc_b && enc_c);
+    }
+}
+
+/* The decoders and the encoder live across inputs: created once through counting allocators and
+ * reset for every input (creating ~140 KiB objects per input made the kernel's page clearing the
+ * largest cost of an execution). Their allocation counts must never move after create. */
+static wk_alloc_counter dec_ctr, rt_ctr, enc_ctr;
+static wk_allocator dec_alloc, rt_alloc, enc_alloc;
+static wk_snappy_frame_decoder *dec, *rt_dec;
+static wk_snappy_frame_encoder *rt_enc;
+static uint64_t dec_count, rt_count, enc_count;
+
+static void ensure_objects(void)
+{
+    if (dec) return;
+    wk_error err;
+    dec_alloc = wk_counting_allocator(&dec_ctr);
+    rt_alloc = wk_counting_allocator(&rt_ctr);
+    enc_alloc = wk_counting_allocator(&enc_ctr);
+    dec = wk_snappy_frame_decoder_create(&dec_alloc, &err);
+    rt_dec = wk_snappy_frame_decoder_create(&rt_alloc, &err);
+    rt_enc = wk_snappy_frame_encoder_create(&enc_alloc, &err);
+    CHECK(dec && rt_dec && rt_enc);
+    CHECK(wk_snappy_frame_decoder_produced(dec) == 0 && wk_snappy_frame_decoder_consumed(dec) == 0);
+    dec_count = dec_ctr.count;
+    rt_count = rt_ctr.count;
+    enc_count = enc_ctr.count;
+    CHECK(dec_ctr.peak < MEM_MAX && rt_ctr.peak < MEM_MAX && enc_ctr.peak < MEM_MAX);
+}
+
+static void round_trip(const uint8_t *wire, size_t n, size_t rep, uint64_t seed)
+{
+    size_t plen = n * rep;
+    ensure(plen);
+    for (size_t k = 0; k < rep; k++) memcpy(plain_buf + k * n, wire, n);
+    prng g = {seed};
+
+    /* the plan: pushes (some empty), flushes at random, a final flush */
+    plan_step plan[MAX_PLAN];
+    size_t steps = 0, left = plen;
+    while (steps < MAX_PLAN - 1 && left > 0) {
+        uint64_t r = next(&g);
+        size_t len;
+        switch (r % 4) {
+        case 0: len = 0; break;
+        case 1: len = (size_t)(r >> 8) % 17; break;
+        case 2: len = (size_t)(r >> 8) % 70000; break;
+        default: len = left; break;
+        }
+        if (len > left) len = left;
+        plan[steps].len = len;
+        plan[steps].flush = (r >> 40) % 3 == 0;
+        steps++;
+        left -= len;
+    }
+    plan[steps].len = left;
+    plan[steps].flush = true;
+    steps++;
+
+    wk_error err;
+    wk_snappy_frame_encoder *e = rt_enc;
+    wk_snappy_frame_decoder *d = rt_dec;
+    wk_snappy_frame_encoder_reset(e);
+    wk_snappy_frame_decoder_reset(d);
+
+    size_t la = encode_plan(e, plain_buf, plan, steps, &g, enc_a, enc_cap, d, dec_buf);
+    bool single_flush = true;
+    for (size_t s = 0; s + 1 < steps; s++)
+        if (plan[s].flush) single_flush = false;
+    check_encoded(enc_a, la, plen, single_flush, tmp_buf);
+
+    /* the same plan, roomy views, after reset: the same bytes */
+    wk_snappy_frame_encoder_reset(e);
+    size_t lb = encode_plan(e, plain_buf, plan, steps, NULL, enc_b, enc_cap, NULL, NULL);
+    CHECK(lb == la && memcmp(enc_a, enc_b, la) == 0);
+
+    /* one push, one flush: equals the one-shot form */
+    wk_snappy_frame_encoder_reset(e);
+    plan_step one = {plen, true};
+    size_t lc = encode_plan(e, plain_buf, &one, 1, NULL, enc_b, enc_cap, NULL, NULL);
+    uint64_t bound = wk_snappy_frame_max_encoded_len(plen);
+    CHECK(bound == (plen ? 10 + plen + 8 * ((plen + MAX_DATA - 1) / MAX_DATA) : 0));
+    CHECK(lc <= bound);
+    check_encoded(enc_b, lc, plen, true, tmp_buf);
+    size_t ld = 0;
+    CHECK(wk_snappy_frame_encode_all(plain_buf, plen, enc_c, (size_t)bound, &ld, &err) == WK_OK);
+    CHECK(ld == lc && memcmp(enc_b, enc_c, lc) == 0);
+    if (bound > 0)
+        CHECK(wk_snappy_frame_encode_all(plain_buf, plen, enc_c, (size_t)bound - 1, &ld, &err) ==
+              WK_ERR_ARG);
+
+    CHECK(enc_ctr.count == enc_count && enc_ctr.peak < MEM_MAX);
+    CHECK(rt_ctr.count == rt_count);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 2) return 0;
+    size_t push = pushes[data[0] & 7], cap = views[(data[0] >> 3) & 7];
+    unsigned lm = data[0] >> 6;
+    bool limited = lm == 1 || lm == 2;
+    uint64_t limit = limited ? out_limits[data[1] & 15] : UINT64_MAX;
+    uint32_t max_skip = skip_limits[(data[1] >> 4) & 3];
+    bool set_skip = ((data[1] >> 4) & 3) != 0;
+    size_t rep = repeats[data[1] >> 6];
+    const uint8_t *wire = data + 2;
+    size_t n = size - 2;
+    ensure(0);
+
+    ensure_objects();
+    wk_snappy_frame_decoder *d = dec;
+    wk_snappy_frame_decoder_reset(d);
+    /* both setters every time: what the previous input set survives reset */
+    if (!set_skip) max_skip = WK_SNAPPY_FRAME_DEFAULT_MAX_SKIPPABLE;
+    wk_snappy_frame_decoder_set_max_skippable(d, max_skip);
+    wk_snappy_frame_decoder_set_output_limit(d, limit);
+    CHECK(wk_snappy_frame_decoder_produced(d) == 0 && wk_snappy_frame_decoder_consumed(d) == 0);
+
+    static uint8_t *buf;
+    if (!buf) {
+        buf = malloc(BIG_VIEW);
+        CHECK(buf);
+    }
+    outcome o1 = run(d, wire, n, push, cap, limited, limit, buf);
+    wk_snappy_frame_decoder_reset(d);
+    CHECK(wk_snappy_frame_decoder_produced(d) == 0 && wk_snappy_frame_decoder_consumed(d) == 0);
+    outcome o2 = run(d, wire, n, n ? n : 1, BIG_VIEW, limited, limit, buf);
+    CHECK(dec_ctr.count == dec_count && dec_ctr.peak < MEM_MAX);
+
+    /* splitting the input or the output differently changes nothing */
+    CHECK(!o2.bounded); /* 16 MiB: far above what the longest seed can decode to */
+    if (!o1.bounded) {
+        CHECK(o1.code == o2.code && o1.done == o2.done);
+        if (o1.code != WK_OK) {
+            CHECK(o1.offset == o2.offset);
+        } else {
+            CHECK(o1.produced == o2.produced && o1.hash == o2.hash && o1.consumed == o2.consumed);
+        }
+    }
+    /* and the reference agrees */
+    ref_outcome ref = ref_decode(wire, n, limited, limit, max_skip, tmp_buf);
+    CHECK(ref.ok == (o2.code == WK_OK));
+    if (ref.ok) {
+        CHECK(ref.done == o2.done && ref.consumed == o2.consumed);
+        CHECK(ref.produced == o2.produced && ref.hash == o2.hash);
+    }
+
+    round_trip(wire, n, rep, (uint64_t)data[0] << 8 ^ data[1] ^ (uint64_t)n << 16);
+    return 0;
+}
