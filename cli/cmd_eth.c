@@ -122,6 +122,26 @@ bool eth_u64_opt(const char *name, const char *val, uint64_t min, uint64_t max, 
     return true;
 }
 
+/* (cmd_eth.h) Parses --min / --max into *b; returns 1 when argv[*i] was one of them and was valid, -1 on a
+ * usage error (printed), 0 when argv[*i] is something else. */
+int eth_take_bounds(int argc, char **argv, int *i, wk_ssz_bounds *b)
+{
+    const char *v;
+    if (eth_take(argc, argv, i, "--min", &v))
+        return eth_u64_opt("--min", v, 0, WK_SSZ_MAX_PAYLOAD_SIZE, &b->min_len) ? 1 : -1;
+    if (eth_take(argc, argv, i, "--max", &v))
+        return eth_u64_opt("--max", v, 1, WK_SSZ_MAX_PAYLOAD_SIZE, &b->max_len) ? 1 : -1;
+    return 0;
+}
+
+int eth_check_bounds(const char *cmd, const wk_ssz_bounds *b)
+{
+    if (b->max_len && b->min_len > b->max_len)
+        return wk_cli_usage("wirekit eth %s: --min %llu is above --max %llu", cmd,
+                            (unsigned long long)b->min_len, (unsigned long long)b->max_len);
+    return 0;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * wirekit eth snappy compress|decompress
  * ------------------------------------------------------------------------------------------- */

@@ -152,26 +152,6 @@ int wk_cli_eth_rlpx_decode(int argc, char **argv)
     "  --max N          SSZ type maximum length (1..10485760, default: no type bound,\n"          \
     "                   MAX_PAYLOAD_SIZE = 10485760 applies)\n"
 
-/* Parses --min / --max into *b; returns 1 when argv[*i] was one of them and was valid, -1 on a
- * usage error (printed), 0 when argv[*i] is something else. */
-static int take_bounds(int argc, char **argv, int *i, wk_ssz_bounds *b)
-{
-    const char *v;
-    if (eth_take(argc, argv, i, "--min", &v))
-        return eth_u64_opt("--min", v, 0, WK_SSZ_MAX_PAYLOAD_SIZE, &b->min_len) ? 1 : -1;
-    if (eth_take(argc, argv, i, "--max", &v))
-        return eth_u64_opt("--max", v, 1, WK_SSZ_MAX_PAYLOAD_SIZE, &b->max_len) ? 1 : -1;
-    return 0;
-}
-
-static int check_bounds(const char *cmd, const wk_ssz_bounds *b)
-{
-    if (b->max_len && b->min_len > b->max_len)
-        return wk_cli_usage("wirekit eth %s: --min %llu is above --max %llu", cmd,
-                            (unsigned long long)b->min_len, (unsigned long long)b->max_len);
-    return 0;
-}
-
 int wk_cli_eth_gossip_encode(int argc, char **argv)
 {
     wk_ssz_bounds b = {0, 0};
@@ -184,11 +164,11 @@ int wk_cli_eth_gossip_encode(int argc, char **argv)
                    "exit 1.\n" BOUNDS_HELP);
             return WK_EXIT_OK;
         }
-        int t = take_bounds(argc, argv, &i, &b);
+        int t = eth_take_bounds(argc, argv, &i, &b);
         if (t < 0) return WK_EXIT_USAGE;
         if (t == 0) return wk_cli_usage("wirekit eth gossip encode: unknown or incomplete option '%s'", argv[i]);
     }
-    if (check_bounds("gossip encode", &b)) return WK_EXIT_USAGE;
+    if (eth_check_bounds("gossip encode", &b)) return WK_EXIT_USAGE;
     size_t n;
     bool more;
     uint8_t *src = eth_read_input(WK_SSZ_MAX_PAYLOAD_SIZE + 1u, &n, &more);
@@ -236,7 +216,7 @@ int wk_cli_eth_gossip_decode(int argc, char **argv)
                    "Exit 0 ok, 2 invalid, 3 input ended early, 1 usage.\n");
             return WK_EXIT_OK;
         }
-        int t = take_bounds(argc, argv, &i, &b);
+        int t = eth_take_bounds(argc, argv, &i, &b);
         if (t < 0) return WK_EXIT_USAGE;
         if (t > 0) continue;
         if (strcmp(a, "--message-id") == 0) {
@@ -248,7 +228,7 @@ int wk_cli_eth_gossip_decode(int argc, char **argv)
         }
     }
     if (topic && !message_id) return wk_cli_usage("wirekit eth gossip decode: --topic needs --message-id");
-    if (check_bounds("gossip decode", &b)) return WK_EXIT_USAGE;
+    if (eth_check_bounds("gossip decode", &b)) return WK_EXIT_USAGE;
     /* Message.data can never be longer than max_message_size(): read at most that (enough for
      * the message-id of any data a gossipsub frame can carry). */
     size_t n;

@@ -146,7 +146,11 @@ int wk_cli_eth_reqresp_decode(int argc, char **argv)
                    "                      SSZSNAPPY_ERR_TRAILING (default unlimited)\n"
                    "Exit 0 ok, 2 invalid, 3 input ended early (SSZSNAPPY_ERR_EARLY_EOF), 1 usage.\n");
             return WK_EXIT_OK;
-        } else if (strcmp(a, "--request") == 0) {
+        }
+        int t = eth_take_bounds(argc, argv, &i, &opt.bounds);
+        if (t < 0) return WK_EXIT_USAGE;
+        if (t > 0) continue;
+        if (strcmp(a, "--request") == 0) {
             opt.request = true;
         } else if (strcmp(a, "--empty-request") == 0) {
             opt.empty_request = true;
@@ -154,10 +158,6 @@ int wk_cli_eth_reqresp_decode(int argc, char **argv)
             opt.context_bytes = true;
         } else if (strcmp(a, "--allow-nonminimal") == 0) {
             opt.allow_nonminimal = true;
-        } else if (eth_take(argc, argv, &i, "--min", &v)) {
-            if (!eth_u64_opt("--min", v, 0, WK_SSZ_MAX_PAYLOAD_SIZE, &opt.bounds.min_len)) return WK_EXIT_USAGE;
-        } else if (eth_take(argc, argv, &i, "--max", &v)) {
-            if (!eth_u64_opt("--max", v, 1, WK_SSZ_MAX_PAYLOAD_SIZE, &opt.bounds.max_len)) return WK_EXIT_USAGE;
         } else if (eth_take(argc, argv, &i, "--max-chunks", &v)) {
             if (!eth_u64_opt("--max-chunks", v, 1, UINT64_MAX, &opt.max_chunks)) return WK_EXIT_USAGE;
         } else {
@@ -168,8 +168,7 @@ int wk_cli_eth_reqresp_decode(int argc, char **argv)
         return wk_cli_usage("wirekit eth reqresp decode: --empty-request needs --request");
     if (opt.request && (opt.context_bytes || opt.max_chunks))
         return wk_cli_usage("wirekit eth reqresp decode: --context-bytes and --max-chunks are for responses");
-    if (opt.bounds.max_len && opt.bounds.min_len > opt.bounds.max_len)
-        return wk_cli_usage("wirekit eth reqresp decode: --min is above --max");
+    if (eth_check_bounds("reqresp decode", &opt.bounds)) return WK_EXIT_USAGE;
 
     wk_error err;
     wk_rr_reader *r = wk_rr_reader_create(&opt, NULL, &err);
