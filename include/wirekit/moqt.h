@@ -279,8 +279,9 @@ typedef struct wk_moqt_read_options {
     bool allow_objects_after_end;      /* subgroup: objects after End of Group / End of Track */
     /* Scratch for a Properties block that arrives split across pushes. Blocks longer than the
      * scratch's capacity are refused (MOQT_ERR_PROPERTIES_TOO_LARGE) whether split or not, so the
-     * outcome never depends on how the input was cut. NULL = the reader's built-in
-     * WK_MOQT_PROPERTIES_INLINE bytes. Owned by the caller; must outlive the reader's use. */
+     * outcome never depends on how the input was cut. NULL, or properties_cap 0 (even with a
+     * buffer), = the reader's built-in WK_MOQT_PROPERTIES_INLINE bytes. Owned by the caller; must
+     * outlive the reader's use. */
     uint8_t *properties_buf;
     size_t properties_cap;
 } wk_moqt_read_options;
