@@ -35,6 +35,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+import wktest  # noqa: E402
+wktest.PRINT_PASSES = False  # thousands of checks: print failures only
+from wktest import check, err_lines, text  # noqa: E402
+
 if len(sys.argv) < 3:
     print("usage: cli_test.py WIREKIT_CLI TESTS_DIR")
     sys.exit(1)
@@ -43,33 +48,9 @@ FIXTURES = os.path.join(sys.argv[2], "colloq", "fixtures")
 TMP = tempfile.mkdtemp(prefix="colloq_cli_")
 WIRES = ["reference", "compact", "binary"]
 
-PASSED = 0
-FAILED = 0
-
-
-def check(name, ok, detail=""):
-    global PASSED, FAILED
-    if ok:
-        PASSED += 1
-    else:
-        FAILED += 1
-        print("FAIL " + name + (": " + detail if detail else ""))
-        sys.stdout.flush()
-    return ok
-
 
 def run(args, data=b""):
-    return subprocess.run([WIREKIT, "colloq"] + args, input=data, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=300)
-
-
-def text(b, n=300):
-    s = b.decode("utf-8", "replace") if isinstance(b, bytes) else str(b)
-    return s if len(s) <= n else s[:n] + "..."
-
-
-def err_lines(r):
-    return r.stderr.decode("utf-8", "replace").splitlines()
+    return wktest.run([WIREKIT, "colloq"] + args, data, timeout=300)
 
 
 def write(name, data):
@@ -1087,5 +1068,4 @@ try:
     main()
 finally:
     shutil.rmtree(TMP, ignore_errors=True)
-print("colloq_cli: %d passed, %d failed" % (PASSED, FAILED))
-sys.exit(1 if FAILED else 0)
+sys.exit(wktest.summary("colloq_cli"))

@@ -24,14 +24,16 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+import wktest  # noqa: E402
+from wktest import check, err_lines, text, uvarint  # noqa: E402
+
 if len(sys.argv) < 3:
     print("usage: cli_test.py WIREKIT_CLI SHARED_DIR")
     sys.exit(1)
 WIREKIT = sys.argv[1]
 VEC = os.path.join(sys.argv[2], "vectors", "eth")
 
-PASSED = 0
-FAILED = 0
 
 TRUNCATION_NAMES = {"SNAPPY_ERR_TRUNCATED", "FRAME_ERR_TRUNCATED", "SSZSNAPPY_ERR_EARLY_EOF",
                     "RLP_ERR_TRUNCATED"}
@@ -39,30 +41,8 @@ MAX_PAYLOAD_SIZE = 10485760
 STREAM_ID = bytes.fromhex("ff060000734e61507059")
 
 
-def check(name, ok, detail=""):
-    global PASSED, FAILED
-    if ok:
-        PASSED += 1
-        print("PASS " + name)
-    else:
-        FAILED += 1
-        print("FAIL " + name + (": " + detail if detail else ""))
-    sys.stdout.flush()
-    return ok
-
-
 def run(args, data=b""):
-    return subprocess.run([WIREKIT, "eth"] + args, input=data, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=300)
-
-
-def text(b, n=300):
-    s = b.decode("utf-8", "replace")
-    return s if len(s) <= n else s[:n] + "..."
-
-
-def err_lines(r):
-    return r.stderr.decode("utf-8", "replace").splitlines()
+    return wktest.run([WIREKIT, "eth"] + args, data, timeout=300)
 
 
 def status_for(name):
@@ -112,18 +92,6 @@ def expect_ok(label, r, want, stderr_lines=None):
 def read(rel):
     with open(os.path.join(VEC, rel), "rb") as f:
         return f.read()
-
-
-def uvarint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
 def rlp_uint(v):
@@ -736,8 +704,7 @@ def main():
     roundtrip_tests(rng)
     usage_tests()
     print("eth_cli: %.1f s" % (time.time() - t0))
-    print("eth_cli: %d passed, %d failed" % (PASSED, FAILED))
-    sys.exit(1 if FAILED else 0)
+    sys.exit(wktest.summary("eth_cli"))
 
 
 if __name__ == "__main__":

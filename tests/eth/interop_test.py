@@ -25,6 +25,10 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+import wktest  # noqa: E402
+from wktest import check, text, uvarint  # noqa: E402
+
 if len(sys.argv) < 4:
     print("usage: interop_test.py WIREKIT_CLI SHARED_DIR BUILD_DIR")
     sys.exit(1)
@@ -32,21 +36,6 @@ WIREKIT = sys.argv[1]
 VEC = os.path.join(sys.argv[2], "vectors", "eth")
 BUILD = os.path.abspath(sys.argv[3])
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-PASSED = 0
-FAILED = 0
-
-
-def check(name, ok, detail=""):
-    global PASSED, FAILED
-    if ok:
-        PASSED += 1
-        print("PASS " + name)
-    else:
-        FAILED += 1
-        print("FAIL " + name + (": " + detail if detail else ""))
-    sys.stdout.flush()
-    return ok
 
 
 # ------------------------------------------------------------------------------------------------
@@ -83,25 +72,7 @@ except ImportError:
 
 
 def run(args, data=b""):
-    return subprocess.run([WIREKIT, "eth"] + args, input=data, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=300)
-
-
-def text(b, n=200):
-    s = b.decode("utf-8", "replace")
-    return s if len(s) <= n else s[:n] + "..."
-
-
-def uvarint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+    return wktest.run([WIREKIT, "eth"] + args, data, timeout=300)
 
 
 def read_uvarint(b):
@@ -372,8 +343,7 @@ def main():
               r.returncode == 0 and r2.returncode == 0 and PythonPeer(rng).framed_decompress(r2.stdout) == data)
 
     print("eth_interop: %.1f s" % (time.time() - t0))
-    print("eth_interop: %d passed, %d failed" % (PASSED, FAILED))
-    sys.exit(1 if FAILED else 0)
+    sys.exit(wktest.summary("eth_interop"))
 
 
 if __name__ == "__main__":

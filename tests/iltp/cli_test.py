@@ -11,11 +11,14 @@ one line on stderr starting with the error's name. Ends with `iltp_cli: N passed
 import os
 import random
 import re
-import subprocess
 import sys
 import tempfile
 import time
 import zlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+import wktest  # noqa: E402
+from wktest import check, err_lines, text  # noqa: E402
 
 if len(sys.argv) < 2:
     print("usage: cli_test.py WIREKIT_CLI [SHARED_DIR]")
@@ -23,34 +26,9 @@ if len(sys.argv) < 2:
 WIREKIT = sys.argv[1]
 SHARED = sys.argv[2] if len(sys.argv) > 2 else None
 
-PASSED = 0
-FAILED = 0
-
-
-def check(name, ok, detail=""):
-    global PASSED, FAILED
-    if ok:
-        PASSED += 1
-        print("PASS " + name)
-    else:
-        FAILED += 1
-        print("FAIL " + name + (": " + detail if detail else ""))
-    sys.stdout.flush()
-    return ok
-
 
 def run(args, data=b""):
-    return subprocess.run([WIREKIT] + args, input=data, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=120)
-
-
-def text(b, n=200):
-    s = b.decode("utf-8", "replace")
-    return s if len(s) <= n else s[:n] + "..."
-
-
-def err_lines(r):
-    return r.stderr.decode("utf-8", "replace").splitlines()
+    return wktest.run([WIREKIT] + args, data, timeout=120)
 
 
 def expect_error(label, r, rc, names, offset=None, stdout_empty=False):
@@ -424,8 +402,7 @@ def main():
           and "round trip ok" in bs[0], "rc=%d %r" % (r.returncode, out[:300]))
 
     print("iltp_cli: %.1f s" % (time.time() - t0))
-    print("iltp_cli: %d passed, %d failed" % (PASSED, FAILED))
-    sys.exit(1 if FAILED else 0)
+    sys.exit(wktest.summary("iltp_cli"))
 
 
 if __name__ == "__main__":

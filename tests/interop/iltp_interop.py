@@ -18,10 +18,13 @@ Prints one line per check and ends with `iltp_interop: N passed, M failed`.
 import os
 import random
 import re
-import subprocess
 import sys
 import time
 import zlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+import wktest  # noqa: E402
+from wktest import check  # noqa: E402
 
 try:
     import zstandard as zstd
@@ -34,25 +37,9 @@ if len(sys.argv) < 2:
     sys.exit(1)
 WIREKIT = sys.argv[1]
 
-PASSED = 0
-FAILED = 0
-
-
-def check(name, ok, detail=""):
-    global PASSED, FAILED
-    if ok:
-        PASSED += 1
-        print("PASS " + name)
-    else:
-        FAILED += 1
-        print("FAIL " + name + (": " + detail if detail else ""))
-    sys.stdout.flush()
-    return ok
-
 
 def run(args, data=b""):
-    return subprocess.run([WIREKIT] + args, input=data, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=120)
+    return wktest.run([WIREKIT] + args, data, timeout=120)
 
 
 def short(b, n=160):
@@ -248,8 +235,7 @@ def main():
     D = r.stdout
     if not check("dictionary: wirekit iltp dictionary exits 0 with 830 bytes",
                  r.returncode == 0 and len(D) == 830, "rc=%d len=%d" % (r.returncode, len(D))):
-        print("iltp_interop: %d passed, %d failed" % (PASSED, FAILED))
-        sys.exit(1)
+        sys.exit(wktest.summary("iltp_interop") or 1)
 
     corpus = make_corpus(rng, 1100 * 1024)          # ~1.07 MiB: 1 MiB batches give two batches
     small = corpus[:20 * 1024]
@@ -439,8 +425,7 @@ def main():
 
     elapsed = time.time() - t0
     print("iltp_interop: %.1f s" % elapsed)
-    print("iltp_interop: %d passed, %d failed" % (PASSED, FAILED))
-    sys.exit(1 if FAILED else 0)
+    sys.exit(wktest.summary("iltp_interop"))
 
 
 if __name__ == "__main__":

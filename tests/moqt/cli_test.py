@@ -26,6 +26,10 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+import wktest  # noqa: E402
+from wktest import check, err_lines, text  # noqa: E402
+
 if len(sys.argv) < 4:
     print("usage: cli_test.py WIREKIT_CLI SHARED_DIR TESTS_DIR")
     sys.exit(1)
@@ -33,36 +37,12 @@ WIREKIT = sys.argv[1]
 SHIPPED = os.path.join(sys.argv[2], "vectors", "moqt", "transport", "draft20", "codec")
 OWN = os.path.join(sys.argv[3], "moqt", "vectors")
 
-PASSED = 0
-FAILED = 0
 CARRIER_OF_ID = {"0x10": "subgroup", "0x00": "datagram", "0x05": "fetch"}
 CATEGORIES = {"incomplete", "invalid_type", "invalid_value", "payload_not_permitted"}
 
 
-def check(name, ok, detail=""):
-    global PASSED, FAILED
-    if ok:
-        PASSED += 1
-        print("PASS " + name)
-    else:
-        FAILED += 1
-        print("FAIL " + name + (": " + detail if detail else ""))
-    sys.stdout.flush()
-    return ok
-
-
 def run(args, data=b""):
-    return subprocess.run([WIREKIT, "moqt"] + args, input=data, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=300)
-
-
-def text(b, n=400):
-    s = b.decode("utf-8", "replace") if isinstance(b, bytes) else str(b)
-    return s if len(s) <= n else s[:n] + "..."
-
-
-def err_lines(r):
-    return r.stderr.decode("utf-8", "replace").splitlines()
+    return wktest.run([WIREKIT, "moqt"] + args, data, timeout=300)
 
 
 def ordered(s):
@@ -704,8 +684,7 @@ def main():
     streaming_tests()
     properties_tests()
     refusal_tests()
-    print("moqt_cli: %d passed, %d failed" % (PASSED, FAILED))
-    return 1 if FAILED else 0
+    return wktest.summary("moqt_cli")
 
 
 if __name__ == "__main__":
