@@ -1,9 +1,40 @@
-/* Timing helpers shared by the benchmarks: a monotonic clock in seconds and the median of a
- * sample (sorts it in place). */
+/* Helpers shared by the benchmarks: a monotonic clock in seconds, the median of a sample (sorts
+ * it in place), and die / min_sz / xmalloc / xmalloc64. Define WK_BENCH_NAME (the program's name,
+ * for die's message) before including. */
 #ifndef WK_BENCH_UTIL_H
 #define WK_BENCH_UTIL_H
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#ifndef WK_BENCH_NAME
+#error "define WK_BENCH_NAME before including bench_util.h"
+#endif
+
+/* Prints "NAME: what" on stderr and exits 1. */
+static inline void die(const char *what)
+{
+    fprintf(stderr, "%s: %s\n", WK_BENCH_NAME, what);
+    exit(1);
+}
+
+static inline size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
+
+/* malloc that dies on failure (n may be 0). */
+static inline void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) die("out of memory");
+    return p;
+}
+
+/* xmalloc, 64-byte aligned (this machine's memcpy is sensitive to relative alignment); free(). */
+static inline void *xmalloc64(size_t n)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 64, n ? n : 1) != 0) die("out of memory");
+    return p;
+}
 
 static inline double now(void)
 {

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#define WK_BENCH_NAME "eth_bench"
 #include "bench_util.h"
 
 #ifndef WK_SHARED_DIR
@@ -44,21 +45,6 @@
 #define PIECE ((size_t)65536)
 #define BIG_IO ((size_t)1 << 20)
 #define MAX_REPS 51
-
-static void die(const char *what)
-{
-    fprintf(stderr, "eth_bench: %s\n", what);
-    exit(1);
-}
-
-static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) die("out of memory");
-    return p;
-}
 
 /* ---------------------------------------------------------------------------------------------
  * Data

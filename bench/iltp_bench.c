@@ -34,18 +34,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#define WK_BENCH_NAME "iltp_bench"
 #include "bench_util.h"
 
 #define VIEW ((size_t)64 * 1024)
 #define MAX_REPS 51
-
-static void die(const char *what)
-{
-    fprintf(stderr, "iltp_bench: %s\n", what);
-    exit(1);
-}
-
-static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 
 /* ---------------------------------------------------------------------------------------------
  * Corpora

@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#define WK_BENCH_NAME "moqt_bench"
 #include "bench_util.h"
 
 #define MAX_REPS 51
@@ -70,20 +71,6 @@ void *__wrap_realloc(void *p, size_t n)
 {
     n_allocs++;
     return __real_realloc(p, n);
-}
-
-static void die(const char *what)
-{
-    fprintf(stderr, "moqt_bench: %s\n", what);
-    exit(1);
-}
-
-static void *xmalloc(size_t n)
-{
-    /* 64-byte aligned: this machine's memcpy is sensitive to relative alignment */
-    void *p = NULL;
-    if (posix_memalign(&p, 64, n ? n : 1) != 0) die("out of memory");
-    return p;
 }
 
 static uint64_t rng_state = 0x6d6f7174ull;
@@ -296,16 +283,16 @@ static void op_datagram_encode(void *c)
 static void build(job *j)
 {
     size_t total = j->nobj * j->psize;
-    j->payloads = xmalloc(total);
+    j->payloads = xmalloc64(total);
     for (size_t i = 0; i < total; i += 8) {
         uint64_t v = rnd();
         memcpy(j->payloads + i, &v, total - i < 8 ? total - i : 8);
     }
-    j->dst = xmalloc(total);
+    j->dst = xmalloc64(total);
     j->enc_cap = total + j->nobj * 64 + 64;
-    j->enc = xmalloc(j->enc_cap);
+    j->enc = xmalloc64(j->enc_cap);
     if (j->carrier == C_FETCH) {
-        j->fobj = xmalloc(j->nobj * sizeof *j->fobj);
+        j->fobj = xmalloc64(j->nobj * sizeof *j->fobj);
         wk_moqt_fetch_writer w;
         memset(&w, 0, sizeof w);
         uint8_t scratch[64];
@@ -331,8 +318,8 @@ static void build(job *j)
         }
     }
     if (j->carrier == C_DATAGRAM) {
-        j->dg_off = xmalloc(j->nobj * sizeof *j->dg_off);
-        j->dg_len = xmalloc(j->nobj * sizeof *j->dg_len);
+        j->dg_off = xmalloc64(j->nobj * sizeof *j->dg_off);
+        j->dg_len = xmalloc64(j->nobj * sizeof *j->dg_len);
         op_datagram_encode(j);
         size_t pos = 0;
         wk_moqt_datagram d;
@@ -346,7 +333,7 @@ static void build(job *j)
     } else {
         encode_stream(j, false);
     }
-    j->stream = xmalloc(j->enc_len);
+    j->stream = xmalloc64(j->enc_len);
     memcpy(j->stream, j->enc, j->enc_len);
     j->stream_len = j->enc_len;
     /* check: decode+copy gives the payloads back; the framing-only encoding plus the payloads is
