@@ -38,7 +38,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
 import wktest  # noqa: E402
 wktest.PRINT_PASSES = False  # thousands of checks: print failures only
-from wktest import check, err_lines, text  # noqa: E402
+from wktest import check, err_lines, text, uvarint  # noqa: E402
 
 if len(sys.argv) < 3:
     print("usage: cli_test.py WIREKIT_CLI TESTS_DIR")
@@ -144,10 +144,10 @@ class Model:
                 body += struct.pack(FIXED[t][0], int(v) if t == "bool" else v)
             elif t == "string":
                 b = v.encode("utf-8")
-                body += varint(len(b)) + b
+                body += uvarint(len(b)) + b
             else:
                 b = bytes.fromhex(v)
-                body += varint(len(b)) + b
+                body += uvarint(len(b)) + b
         return bytes(bitmap) + body
 
     def frame(self, wire, seq, state, message, payload, tid=None):
@@ -159,7 +159,7 @@ class Model:
         if wire == "compact":
             return (jdump({"t": tid, "seq": seq, "payload": payload}) + "\n").encode()
         p = self.payload_bin(message, payload)
-        return varint(tid) + varint(seq) + varint(len(p)) + p
+        return uvarint(tid) + uvarint(seq) + uvarint(len(p)) + p
 
     def preface(self, wire, role, plan=None):
         return (jdump({"colloq": "wire/v0", "plan": plan or self.identity, "wire": wire,
@@ -172,18 +172,6 @@ class Model:
         p = {k: payload[k] for k in order if k in payload}
         return {"seq": seq, "transition": tid, "from": t["from"], "to": t["to"],
                 "message": t["message"], "payload": p}
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
 TOKEN_STREAM = {
@@ -502,12 +490,12 @@ def token_cases(ts):
     # unknown transitions: (Idle, Token) is no transition; id 3 is outside the table
     unk = raw(b'{"seq":0,"state":"Idle","message":"Token","payload":{"index":0,"text":"x"}}\n',
               b'{"t":3,"seq":0,"payload":{"index":0,"text":"x"}}\n',
-              varint(3) + varint(0) + varint(3) + b"\x00\x01x")
+              uvarint(3) + uvarint(0) + uvarint(3) + b"\x00\x01x")
     c.append(Case("ts-unknown-transition", ts, "client", [unk], 0, "unknown-transition", 2,
                   convertible=False))
     unk2 = raw(b'{"seq":1,"state":"Streaming","message":"Nope","payload":{}}\n',
                b'{"t":1000000,"seq":1,"payload":{}}\n',
-               varint(1000000) + varint(1) + varint(0))
+               uvarint(1000000) + uvarint(1) + uvarint(0))
     c.append(Case("ts-unknown-transition-late", ts, "client", valid[:1] + [unk2], 1,
                   "unknown-transition", 2, convertible=False))
     # malformed payloads, each in all three encodings
@@ -517,7 +505,7 @@ def token_cases(ts):
     def mal(name, ref_payload, bin_payload):
         r_ = ('{"seq":1,"state":"Streaming","message":"Token","payload":%s}\n' % ref_payload)
         c_ = ('{"t":%d,"seq":1,"payload":%s}\n' % (tok_t, ref_payload))
-        b_ = varint(tok_t) + varint(1) + varint(len(bin_payload)) + bin_payload
+        b_ = uvarint(tok_t) + uvarint(1) + uvarint(len(bin_payload)) + bin_payload
         c.append(Case("ts-malformed-" + name, ts, "client",
                       pre + [raw(r_.encode(), c_.encode(), b_)], 1, "malformed-payload", 2,
                       convertible=False))
@@ -559,7 +547,7 @@ def all_cases(at):
     binp[2] = 2  # bitmap (2 bytes) then bool
     c.append(Case("at-malformed-range", at, "zeta", [raw(
         at.frame("reference", 0, "S0", "All", bad), at.frame("compact", 0, "S0", "All", bad),
-        varint(tid) + varint(0) + varint(len(binp)) + bytes(binp))], 0, "malformed-payload", 2,
+        uvarint(tid) + uvarint(0) + uvarint(len(binp)) + bytes(binp))], 0, "malformed-payload", 2,
         convertible=False))
     return c
 
@@ -886,21 +874,21 @@ def test_streaming(ts, at):
     payload = at.payload_bin("Blob", {"data": "00" * 1048576})
     tid = at.tid("S1", "Blob")
     data = at.preface("binary", "zeta") + at.frame("binary", 0, "S0", "All", ALL_MIN) + \
-        varint(tid) + varint(1) + varint(len(payload)) + payload
+        uvarint(tid) + uvarint(1) + uvarint(len(payload)) + payload
     r = run(["run", "--plan", at.path, "--wire", "binary"], data)
     check("binary frame above its ceiling: payload-too-large",
           r.returncode == 2 and trace_of(r.stdout)[-1:] == [{"failure": "payload-too-large",
                                                                "seq": 1}], text(r.stderr))
     # a declared payload_len far beyond the ceiling, with no payload sent: refused at once
     data = at.preface("binary", "zeta") + at.frame("binary", 0, "S0", "All", ALL_MIN) + \
-        varint(tid) + varint(1) + varint(1 << 40)
+        uvarint(tid) + uvarint(1) + uvarint(1 << 40)
     r = run(["run", "--plan", at.path, "--wire", "binary"], data)
     check("binary payload_len 2^40: payload-too-large without the payload",
           r.returncode == 2 and trace_of(r.stdout)[-1:] == [{"failure": "payload-too-large",
                                                                "seq": 1}], text(r.stderr))
     # a non-minimal varint header and an 11-byte varint: malformed
     for what, hdr in [("non-minimal varint", b"\x80\x00"), ("11-byte varint", b"\xff" * 10 + b"\x01")]:
-        data = ts.preface("binary", "client") + hdr + varint(0) + varint(0)
+        data = ts.preface("binary", "client") + hdr + uvarint(0) + uvarint(0)
         r = run(["run", "--plan", ts.path, "--wire", "binary"], data)
         check("binary header %s: malformed-payload" % what,
               r.returncode == 2 and trace_of(r.stdout) == [{"failure": "malformed-payload",
