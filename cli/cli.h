@@ -62,6 +62,10 @@ uint8_t *wk_cli_read_all(FILE *f, size_t limit, size_t *len, bool *too_long);
 bool wk_cli_write(const void *p, size_t n);
 /* True if argv[i] is --help or -h. */
 bool wk_cli_is_help(const char *arg);
+/* Matches the option `--name VALUE` or `--name=VALUE` at argv[*i]: true with *val = the value
+ * (NULL when `--name` is the last argument) and *i past it; false when argv[*i] is something else
+ * (`--name-other` included). *val points into argv. */
+bool wk_cli_take(int argc, char **argv, int *i, const char *name, const char **val);
 int wk_cli_iltp_nonce(int argc, char **argv);   /* wirekit iltp nonce (Lace-060) */
 int wk_cli_iltp_address(int argc, char **argv); /* wirekit iltp address (Lace-060) */
 int wk_cli_iltp_put(int argc, char **argv); /* wirekit iltp put --store DIR (host Blob store) */

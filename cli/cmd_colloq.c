@@ -97,21 +97,6 @@ wk_colloq_plan *colloq_load_plan(const char *path, int *rc)
     return plan;
 }
 
-/* Matches `--name VALUE` or `--name=VALUE` at argv[*i] (*val NULL when the value is missing). */
-static bool take(int argc, char **argv, int *i, const char *name, const char **val)
-{
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, n) != 0) return false;
-    if (a[n] == '=') {
-        *val = a + n + 1;
-        return true;
-    }
-    if (a[n] != '\0') return false;
-    *val = *i + 1 < argc ? argv[++*i] : NULL;
-    return true;
-}
-
 /* Options of run, convert and verify. */
 typedef struct colloq_opts {
     const char *plan;
@@ -139,16 +124,16 @@ static int parse_opts(int argc, char **argv, const char *verb, const char *help,
         if (wk_cli_is_help(a)) {
             fputs(help, stdout);
             return WK_EXIT_OK;
-        } else if (take(argc, argv, &i, "--plan", &v)) {
+        } else if (wk_cli_take(argc, argv, &i, "--plan", &v)) {
             if (!v || !*v) return wk_cli_usage("wirekit colloq %s: --plan takes a file", verb);
             o->plan = v;
-        } else if (take(argc, argv, &i, "--wire", &v)) {
+        } else if (wk_cli_take(argc, argv, &i, "--wire", &v)) {
             if ((rc = parse_wire(verb, "--wire", v, &o->wire)) >= 0) return rc;
             o->has_wire = true;
-        } else if (take(argc, argv, &i, "--from", &v)) {
+        } else if (wk_cli_take(argc, argv, &i, "--from", &v)) {
             if ((rc = parse_wire(verb, "--from", v, &o->from)) >= 0) return rc;
             o->has_from = true;
-        } else if (take(argc, argv, &i, "--to", &v)) {
+        } else if (wk_cli_take(argc, argv, &i, "--to", &v)) {
             if ((rc = parse_wire(verb, "--to", v, &o->to)) >= 0) return rc;
             o->has_to = true;
         } else if (positional && !o->file && (a[0] != '-' || strcmp(a, "-") == 0)) {

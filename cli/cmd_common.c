@@ -44,21 +44,6 @@ static void blake3_help(void)
            "  -h, --help          this help\n");
 }
 
-/* Matches `--name VALUE` or `--name=VALUE` at argv[*i]; sets *val and advances *i. */
-static bool take_option(int argc, char **argv, int *i, const char *name, const char **val)
-{
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, n) != 0) return false;
-    if (a[n] == '=') {
-        *val = a + n + 1;
-        return true;
-    }
-    if (a[n] != '\0') return false;
-    *val = *i + 1 < argc ? argv[++*i] : NULL;
-    return true;
-}
-
 /* wirekit blake3: hashes stdin (read in 64 KiB pieces) and prints the output in hex. */
 int wk_cli_blake3(int argc, char **argv)
 {
@@ -68,15 +53,15 @@ int wk_cli_blake3(int argc, char **argv)
         if (wk_cli_is_help(argv[i])) {
             blake3_help();
             return WK_EXIT_OK;
-        } else if (take_option(argc, argv, &i, "--keyed", &val)) {
+        } else if (wk_cli_take(argc, argv, &i, "--keyed", &val)) {
             if (!val) return wk_cli_usage("wirekit blake3: --keyed needs a value (64 hex digits)");
             if (keyhex) return wk_cli_usage("wirekit blake3: --keyed given twice");
             keyhex = val;
-        } else if (take_option(argc, argv, &i, "--derive-key", &val)) {
+        } else if (wk_cli_take(argc, argv, &i, "--derive-key", &val)) {
             if (!val) return wk_cli_usage("wirekit blake3: --derive-key needs a context string");
             if (context) return wk_cli_usage("wirekit blake3: --derive-key given twice");
             context = val;
-        } else if (take_option(argc, argv, &i, "--length", &val)) {
+        } else if (wk_cli_take(argc, argv, &i, "--length", &val)) {
             if (!val) return wk_cli_usage("wirekit blake3: --length needs a value");
             if (length_arg) return wk_cli_usage("wirekit blake3: --length given twice");
             length_arg = val;

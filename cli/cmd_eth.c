@@ -94,20 +94,6 @@ int eth_fail_local(wk_error *err)
     return eth_fail_status(err, WK_EXIT_USAGE);
 }
 
-bool eth_take(int argc, char **argv, int *i, const char *name, const char **val)
-{
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, n) != 0) return false;
-    if (a[n] == '=') {
-        *val = a + n + 1;
-        return true;
-    }
-    if (a[n] != '\0') return false;
-    *val = *i + 1 < argc ? argv[++*i] : NULL;
-    return true;
-}
-
 bool eth_u64_opt(const char *name, const char *val, uint64_t min, uint64_t max, uint64_t *out)
 {
     if (!val) {
@@ -127,9 +113,9 @@ bool eth_u64_opt(const char *name, const char *val, uint64_t min, uint64_t max, 
 int eth_take_bounds(int argc, char **argv, int *i, wk_ssz_bounds *b)
 {
     const char *v;
-    if (eth_take(argc, argv, i, "--min", &v))
+    if (wk_cli_take(argc, argv, i, "--min", &v))
         return eth_u64_opt("--min", v, 0, WK_SSZ_MAX_PAYLOAD_SIZE, &b->min_len) ? 1 : -1;
-    if (eth_take(argc, argv, i, "--max", &v))
+    if (wk_cli_take(argc, argv, i, "--max", &v))
         return eth_u64_opt("--max", v, 1, WK_SSZ_MAX_PAYLOAD_SIZE, &b->max_len) ? 1 : -1;
     return 0;
 }
@@ -318,7 +304,7 @@ static int snappy_verb(int argc, char **argv, bool compress)
             return WK_EXIT_OK;
         } else if (strcmp(a, "--framed") == 0) {
             framed = true;
-        } else if (!compress && eth_take(argc, argv, &i, "--max", &v)) {
+        } else if (!compress && wk_cli_take(argc, argv, &i, "--max", &v)) {
             if (!eth_u64_opt("--max", v, 0, UINT64_MAX, &max)) return WK_EXIT_USAGE;
             has_max = true;
         } else {

@@ -24,9 +24,6 @@ int eth_fail_shift(wk_error *err, uint64_t shift);
 int eth_fail_status(const wk_error *err, int status);
 /* Marks err as a local (Integration) failure and prints it: exit 1. */
 int eth_fail_local(wk_error *err);
-/* Matches `--name VALUE` or `--name=VALUE` at argv[*i]: *val = the value (NULL when missing),
- * *i advanced. False when argv[*i] is another option. */
-bool eth_take(int argc, char **argv, int *i, const char *name, const char **val);
 /* Parses the value of option `name` as a decimal in [min, max]; prints a usage line and returns
  * false on failure. */
 bool eth_u64_opt(const char *name, const char *val, uint64_t min, uint64_t max, uint64_t *out);

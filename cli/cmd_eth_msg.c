@@ -24,7 +24,7 @@ int wk_cli_eth_rlpx_encode(int argc, char **argv)
                    "  --no-compress    write msg-data plain (a peer below p2p version 5)\n"
                    "msg-data above 16777215 bytes is refused (RLPX_ERR_TOO_LARGE, exit 1).\n");
             return WK_EXIT_OK;
-        } else if (eth_take(argc, argv, &i, "--msg-id", &v)) {
+        } else if (wk_cli_take(argc, argv, &i, "--msg-id", &v)) {
             if (!eth_u64_opt("--msg-id", v, 0, UINT64_MAX, &msg_id)) return WK_EXIT_USAGE;
             has_id = true;
         } else if (strcmp(a, "--no-compress") == 0) {
@@ -91,7 +91,7 @@ int wk_cli_eth_rlpx_decode(int argc, char **argv)
             bare = true;
         } else if (strcmp(a, "--no-compress") == 0) {
             compress = false;
-        } else if (eth_take(argc, argv, &i, "--max", &v)) {
+        } else if (wk_cli_take(argc, argv, &i, "--max", &v)) {
             if (!eth_u64_opt("--max", v, 1, WK_SNAPPY_BLOCK_MAX, &max)) return WK_EXIT_USAGE;
         } else {
             return wk_cli_usage("wirekit eth rlpx decode: unknown or incomplete option '%s'", a);
@@ -221,7 +221,7 @@ int wk_cli_eth_gossip_decode(int argc, char **argv)
         if (t > 0) continue;
         if (strcmp(a, "--message-id") == 0) {
             message_id = true;
-        } else if (eth_take(argc, argv, &i, "--topic", &topic)) {
+        } else if (wk_cli_take(argc, argv, &i, "--topic", &topic)) {
             if (!topic) return wk_cli_usage("--topic needs a value");
         } else {
             return wk_cli_usage("wirekit eth gossip decode: unknown or incomplete option '%s'", a);

@@ -27,10 +27,10 @@ int wk_cli_eth_reqresp_encode(int argc, char **argv)
                    "Refused (exit 1): n above MAX_PAYLOAD_SIZE (SSZSNAPPY_ERR_LENGTH_BOUNDS), an error\n"
                    "chunk (N != 0) above 256 bytes (RESP_ERR_ERRMSG_TOO_LONG).\n");
             return WK_EXIT_OK;
-        } else if (eth_take(argc, argv, &i, "--result", &v)) {
+        } else if (wk_cli_take(argc, argv, &i, "--result", &v)) {
             if (!eth_u64_opt("--result", v, 0, 255, &result)) return WK_EXIT_USAGE;
             has_result = true;
-        } else if (eth_take(argc, argv, &i, "--context", &v)) {
+        } else if (wk_cli_take(argc, argv, &i, "--context", &v)) {
             if (!v || strlen(v) != 2 * WK_RR_CONTEXT_LEN ||
                 wk_hex_decode(v, strlen(v), context, sizeof context) != WK_RR_CONTEXT_LEN)
                 return wk_cli_usage("bad --context '%s' (8 hex digits)", v ? v : "");
@@ -158,7 +158,7 @@ int wk_cli_eth_reqresp_decode(int argc, char **argv)
             opt.context_bytes = true;
         } else if (strcmp(a, "--allow-nonminimal") == 0) {
             opt.allow_nonminimal = true;
-        } else if (eth_take(argc, argv, &i, "--max-chunks", &v)) {
+        } else if (wk_cli_take(argc, argv, &i, "--max-chunks", &v)) {
             if (!eth_u64_opt("--max-chunks", v, 1, UINT64_MAX, &opt.max_chunks)) return WK_EXIT_USAGE;
         } else {
             return wk_cli_usage("wirekit eth reqresp decode: unknown or incomplete option '%s'", a);

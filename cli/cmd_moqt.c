@@ -103,21 +103,6 @@ bool moqt_property_type(const char *name, uint64_t *type)
     return true;
 }
 
-/* Matches `--name VALUE` or `--name=VALUE` at argv[*i] (*val NULL when the value is missing). */
-static bool take(int argc, char **argv, int *i, const char *name, const char **val)
-{
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, n) != 0) return false;
-    if (a[n] == '=') {
-        *val = a + n + 1;
-        return true;
-    }
-    if (a[n] != '\0') return false;
-    *val = *i + 1 < argc ? argv[++*i] : NULL;
-    return true;
-}
-
 int moqt_parse_opts(int argc, char **argv, const char *what, const char *help, bool need_carrier,
                     moqt_opts *o)
 {
@@ -129,7 +114,7 @@ int moqt_parse_opts(int argc, char **argv, const char *what, const char *help, b
         if (wk_cli_is_help(a)) {
             fputs(help, stdout);
             return WK_EXIT_OK;
-        } else if (take(argc, argv, &i, "--carrier", &v)) {
+        } else if (wk_cli_take(argc, argv, &i, "--carrier", &v)) {
             if (v && strcmp(v, "subgroup") == 0)
                 o->carrier = MOQT_CARRIER_SUBGROUP;
             else if (v && strcmp(v, "datagram") == 0)
@@ -139,7 +124,7 @@ int moqt_parse_opts(int argc, char **argv, const char *what, const char *help, b
             else
                 return wk_cli_usage("wirekit moqt %s: --carrier takes subgroup, datagram or fetch",
                                     what);
-        } else if (take(argc, argv, &i, "--group-order", &v)) {
+        } else if (wk_cli_take(argc, argv, &i, "--group-order", &v)) {
             if (v && strcmp(v, "ascending") == 0)
                 o->read.group_order = WK_MOQT_GROUP_ORDER_ASCENDING;
             else if (v && strcmp(v, "descending") == 0)
@@ -147,7 +132,7 @@ int moqt_parse_opts(int argc, char **argv, const char *what, const char *help, b
             else
                 return wk_cli_usage("wirekit moqt %s: --group-order takes ascending or descending",
                                     what);
-        } else if (take(argc, argv, &i, "--end-of-range", &v)) {
+        } else if (wk_cli_take(argc, argv, &i, "--end-of-range", &v)) {
             if (v && strcmp(v, "delta") == 0)
                 o->read.end_of_range = WK_MOQT_END_OF_RANGE_DELTA;
             else if (v && strcmp(v, "absolute") == 0)
@@ -162,7 +147,7 @@ int moqt_parse_opts(int argc, char **argv, const char *what, const char *help, b
             o->read.allow_objects_after_end = true;
         } else if (strcmp(a, "--properties-length-only") == 0) {
             o->read.properties_length_only = true;
-        } else if (take(argc, argv, &i, "--max-properties", &v)) {
+        } else if (wk_cli_take(argc, argv, &i, "--max-properties", &v)) {
             if (!v || !wk_cli_parse_u64(v, 0, 1u << 28, &o->max_properties))
                 return wk_cli_usage("wirekit moqt %s: --max-properties takes a decimal in "
                                     "0..268435456", what);

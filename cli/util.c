@@ -15,6 +15,20 @@ bool wk_cli_is_help(const char *arg)
     return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0 || strcmp(arg, "help") == 0;
 }
 
+bool wk_cli_take(int argc, char **argv, int *i, const char *name, const char **val)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, n) != 0) return false;
+    if (a[n] == '=') {
+        *val = a + n + 1;
+        return true;
+    }
+    if (a[n] != '\0') return false;
+    *val = *i + 1 < argc ? argv[++*i] : NULL;
+    return true;
+}
+
 int wk_cli_dispatch(const char *module, const char *summary, const wk_cli_command *cmds, size_t n,
                     int argc, char **argv)
 {
