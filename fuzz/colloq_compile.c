@@ -25,15 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                               \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);             \
-            abort();                                                                              \
-        }                                                                                         \
-    } while (0)
+#include "fuzz_check.h"
 
 static bool compile_code(wk_code c)
 {

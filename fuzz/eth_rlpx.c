@@ -37,15 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                               \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);             \
-            abort();                                                                              \
-        }                                                                                         \
-    } while (0)
+#include "fuzz_check.h"
 
 static const uint64_t max_datas[8] = {0, 1, 16, 255, 4096, 65536, 16777215, 16777216};
 static const unsigned depths[16] = {0, 1, 2, 3, 4, 5, 8, 16, 32, 64, 100, 255, 256, 257, 4096,

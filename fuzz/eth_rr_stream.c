@@ -41,22 +41,8 @@
 #include <string.h>
 #include <zlib.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz_check.h"
 
-#define CHECK(cond)                                                                               \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);             \
-            abort();                                                                              \
-        }                                                                                         \
-    } while (0)
-
-/* hot helper loops that carry no coverage signal (clang only: gcc has no such sanitizer) */
-#if defined(__clang__)
-#define NO_COVERAGE __attribute__((no_sanitize("coverage")))
-#else
-#define NO_COVERAGE
-#endif
 #define MEM_MAX ((size_t)160 * 1024)
 #define BIG_VIEW ((size_t)128 * 1024)
 #define MAX_DATA 65536

@@ -31,15 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                               \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);             \
-            abort();                                                                              \
-        }                                                                                         \
-    } while (0)
+#include "fuzz_check.h"
 
 #define BUF_CAP ((size_t)4 << 20) /* largest declared length actually decoded */
 

@@ -31,15 +31,7 @@
 #include <string.h>
 #include <zlib.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                               \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);             \
-            abort();                                                                              \
-        }                                                                                         \
-    } while (0)
+#include "fuzz_check.h"
 
 #define DEFLATE_MEM_MAX ((size_t)64 * 1024)
 #define ZSTD_MEM_MAX ((size_t)3 * 512 * 1024) /* 1.5 MiB */

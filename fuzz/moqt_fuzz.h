@@ -16,15 +16,7 @@
 #include <string.h>
 #include <zlib.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                               \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);             \
-            abort();                                                                              \
-        }                                                                                         \
-    } while (0)
+#include "fuzz_check.h"
 
 static const size_t mf_pushes[8] = {1, 2, 3, 5, 8, 64, 1000, (size_t)-1};
 /* properties scratch capacities: index 0 = NULL (the reader's built-in 256 bytes) */
