@@ -257,7 +257,7 @@ void colloq_json_canonical(jw *w, json_object *o)
             (void)val;
             keys[k++] = key;
         }
-        qsort(keys, k, sizeof *keys, cmp_keys);
+        if (k > 1) qsort(keys, k, sizeof *keys, cmp_keys); /* keys is NULL for {} */
         jw_byte(w, '{');
         for (size_t i = 0; i < k; i++) {
             if (i) jw_byte(w, ',');

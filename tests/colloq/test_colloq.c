@@ -848,6 +848,19 @@ static void test_v0_plan(void)
     CHECK(wk_colloq_plan_load(t, strlen(t), &p, &err) == WK_ERR_COLLOQ_PLAN && p == NULL);
     free(t);
     free(v0);
+
+    /* An empty JSON object inside a plan file: its canonical form is `{}` (the canonical writer
+     * once passed qsort a NULL key array there, undefined behaviour UBSan reports; found by the
+     * colloq_compile fuzz target). This plan is not canonical, so it is refused. */
+    static const char empty_obj[] =
+        "{\"colloq\":\"plan/v0\",\"final\":[\"Done\"],\"initial\":\"Idle\",\"messages\":{\"nd\":{"
+        "\"fields\":[{\"name\":\"f\",\"type\":\"u32\"}],\"max_payload\":66},\"Token\":{\"fields\":["
+        "{\"name\":\"sob\",\"type\":\"f32\"}],\"max_payload\":65536}},\"name\":\"tokm\",\"roles\":["
+        "\"nt\",\"server\"],\"states\":[\"Idle\",\"Streaming\",\"Done\"],\"transitions\":[{\"from\":"
+        "\"Idle\",\"id\":0,\"message\":\"Token\",\"sender\":\"server\",\"to\":\"Streaming\"}],"
+        "\"wire\":{\"encodings\":[\"rom\"],\"payload_schedules\":{}}}";
+    p = NULL;
+    CHECK(wk_colloq_plan_load(empty_obj, strlen(empty_obj), &p, &err) == WK_ERR_COLLOQ_PLAN && p == NULL);
 }
 
 /* ------------------------------------------------------------------------------------------ */
