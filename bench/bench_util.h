@@ -1,8 +1,9 @@
 /* Helpers shared by the benchmarks: a monotonic clock in seconds, the median of a sample (sorts
- * it in place), and die / min_sz / xmalloc / xmalloc64. Define WK_BENCH_NAME (the program's name,
- * for die's message) before including. */
+ * it in place), splitmix64, and die / min_sz / xmalloc / xmalloc64. Define WK_BENCH_NAME (the
+ * program's name, for die's message) before including. */
 #ifndef WK_BENCH_UTIL_H
 #define WK_BENCH_UTIL_H
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -19,6 +20,15 @@ static inline void die(const char *what)
 }
 
 static inline size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
+
+/* splitmix64: the benchmarks' deterministic generator; advances *state. */
+static inline uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
 
 /* malloc that dies on failure (n may be 0). */
 static inline void *xmalloc(size_t n)
