@@ -1,6 +1,6 @@
-/* Helpers shared by the benchmarks: a monotonic clock in seconds, the median of a sample (sorts
- * it in place), splitmix64, and die / min_sz / xmalloc / xmalloc64. Define WK_BENCH_NAME (the
- * program's name, for die's message) before including. */
+/* Helpers shared by the benchmarks: a monotonic clock in seconds, time_call, the median of a
+ * sample (sorts it in place), splitmix64, and die / min_sz / xmalloc / xmalloc64. Define
+ * WK_BENCH_NAME (the program's name, for die's message) before including. */
 #ifndef WK_BENCH_UTIL_H
 #define WK_BENCH_UTIL_H
 #include <stdint.h>
@@ -51,6 +51,15 @@ static inline double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* One timed operation: f(ctx) run iters times; returns seconds per run. */
+typedef void (*op_fn)(void *ctx);
+static inline double time_call(op_fn f, void *ctx, int iters)
+{
+    double t0 = now();
+    for (int i = 0; i < iters; i++) f(ctx);
+    return (now() - t0) / iters;
 }
 
 static inline int cmp_double(const void *a, const void *b)

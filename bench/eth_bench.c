@@ -172,16 +172,7 @@ static uint8_t *hex_decode(const uint8_t *text, size_t n, size_t *len)
 /* ---------------------------------------------------------------------------------------------
  * Timing
  * ------------------------------------------------------------------------------------------- */
-typedef void (*op_fn)(void *ctx);
-
 static double min_seconds = 0.04;
-
-static double time_op(op_fn f, void *ctx, int iters)
-{
-    double t0 = now();
-    for (int i = 0; i < iters; i++) f(ctx);
-    return (now() - t0) / iters;
-}
 
 typedef struct pair {
     double a, b;  /* medians, units per second (bytes / time / unit) */
@@ -192,17 +183,17 @@ typedef struct pair {
 static pair compare(op_fn fa, void *ca, op_fn fb, void *cb, double bytes, double unit, int reps)
 {
     double va[MAX_REPS], vb[MAX_REPS], q[MAX_REPS];
-    double one = time_op(fa, ca, 1), other = time_op(fb, cb, 1); /* warm-up, calibration */
+    double one = time_call(fa, ca, 1), other = time_call(fb, cb, 1); /* warm-up, calibration */
     double slow = one > other ? one : other;
     int iters = slow >= min_seconds ? 1 : (int)(min_seconds / (slow > 1e-9 ? slow : 1e-9)) + 1;
     for (int k = 0; k < reps; k++) {
         double ta, tb;
         if (k % 2 == 0) {
-            ta = time_op(fa, ca, iters);
-            tb = time_op(fb, cb, iters);
+            ta = time_call(fa, ca, iters);
+            tb = time_call(fb, cb, iters);
         } else {
-            tb = time_op(fb, cb, iters);
-            ta = time_op(fa, ca, iters);
+            tb = time_call(fb, cb, iters);
+            ta = time_call(fa, ca, iters);
         }
         va[k] = bytes / ta / unit;
         vb[k] = bytes / tb / unit;

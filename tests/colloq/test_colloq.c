@@ -7,28 +7,7 @@
 #include <wirekit/colloq.h>
 #include <math.h>
 
-static volatile unsigned long n_allocs;
-void *__real_malloc(size_t);
-void *__wrap_malloc(size_t n);
-void *__wrap_malloc(size_t n)
-{
-    n_allocs++;
-    return __real_malloc(n);
-}
-void *__real_calloc(size_t, size_t);
-void *__wrap_calloc(size_t a, size_t b);
-void *__wrap_calloc(size_t a, size_t b)
-{
-    n_allocs++;
-    return __real_calloc(a, b);
-}
-void *__real_realloc(void *, size_t);
-void *__wrap_realloc(void *p, size_t n);
-void *__wrap_realloc(void *p, size_t n)
-{
-    n_allocs++;
-    return __real_realloc(p, n);
-}
+#include "wk_alloc_wrap.h"
 
 static const char *dir;
 

@@ -10,29 +10,7 @@
 /* ---------------------------------------------------------------------------------------------
  * Allocation counting (link with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc)
  * ------------------------------------------------------------------------------------------- */
-/* volatile: GCC assumes malloc leaves other globals alone and would fold the counts */
-static volatile unsigned long n_allocs;
-void *__real_malloc(size_t);
-void *__wrap_malloc(size_t n);
-void *__wrap_malloc(size_t n)
-{
-    n_allocs++;
-    return __real_malloc(n);
-}
-void *__real_calloc(size_t, size_t);
-void *__wrap_calloc(size_t a, size_t b);
-void *__wrap_calloc(size_t a, size_t b)
-{
-    n_allocs++;
-    return __real_calloc(a, b);
-}
-void *__real_realloc(void *, size_t);
-void *__wrap_realloc(void *p, size_t n);
-void *__wrap_realloc(void *p, size_t n)
-{
-    n_allocs++;
-    return __real_realloc(p, n);
-}
+#include "wk_alloc_wrap.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static uint64_t rnd(void)
