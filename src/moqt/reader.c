@@ -137,20 +137,22 @@ static bool take_props(wk_moqt_stream_reader *r, wk_in *in, const uint8_t **slic
     return true;
 }
 
-/* A Properties Length v just read (at s.field_offset): refused above the scratch's capacity,
- * else the block to collect next (state `next`). Returns WK_MOQT_EV_ERROR or NEED_INPUT (go on). */
-static wk_moqt_event props_begin(wk_moqt_stream_reader *r, uint64_t v, int next, wk_error *err)
+/* A Properties Length v just read (at s.field_offset): false (the sticky error set) above the
+ * scratch's capacity, else true with the block to collect next (state `next`). */
+static bool props_begin(wk_moqt_stream_reader *r, uint64_t v, int next, wk_error *err)
 {
     wk_moqt_reader_state_ *s = &r->s;
-    if (v > s->props_cap)
-        return FAIL(r, err, WK_ERR_MOQT_PROPERTIES_TOO_LARGE, s->field_offset,
-                    "Properties Length %llu exceeds the reader's bound %zu", (unsigned long long)v,
-                    s->props_cap);
+    if (v > s->props_cap) {
+        FAIL(r, err, WK_ERR_MOQT_PROPERTIES_TOO_LARGE, s->field_offset,
+             "Properties Length %llu exceeds the reader's bound %zu", (unsigned long long)v,
+             s->props_cap);
+        return false;
+    }
     s->props_len = v;
     s->props_have = 0;
     s->props_offset = s->consumed;
     s->state = next;
-    return WK_MOQT_EV_NEED_INPUT;
+    return true;
 }
 
 /* Before returning NEED_INPUT mid-record: a properties slice borrowed from this push must move
@@ -614,7 +616,7 @@ wk_moqt_event wk_moqt_stream_read(wk_moqt_stream_reader *r, wk_in *in, wk_error 
             break;
         case ST_SG_PROPS_LEN:
             if (!take_int(r, in, &v)) return WK_MOQT_EV_NEED_INPUT;
-            if (props_begin(r, v, ST_SG_PROPS, err) == WK_MOQT_EV_ERROR) return WK_MOQT_EV_ERROR;
+            if (!props_begin(r, v, ST_SG_PROPS, err)) return WK_MOQT_EV_ERROR;
             break;
         case ST_SG_PROPS:
             if (s->props_len) {
@@ -681,7 +683,7 @@ wk_moqt_event wk_moqt_stream_read(wk_moqt_stream_reader *r, wk_in *in, wk_error 
             break;
         case ST_F_PROPS_LEN:
             if (!take_int(r, in, &v)) return WK_MOQT_EV_NEED_INPUT;
-            if (props_begin(r, v, ST_F_PROPS, err) == WK_MOQT_EV_ERROR) return WK_MOQT_EV_ERROR;
+            if (!props_begin(r, v, ST_F_PROPS, err)) return WK_MOQT_EV_ERROR;
             break;
         case ST_F_PROPS:
             if (s->props_len) {
