@@ -29,9 +29,9 @@
  * median of the per-repetition speed ratios. Every output is checked against the input outside the
  * timed region (and the wirekit and libsnappy block encodings compared byte for byte).
  *
- * usage: eth_bench [--quick] [--reps N (default 11)] [--mib N (default 4)] [--shared DIR]
+ * usage: eth_bench [--quick] [--reps N (default 11)] [--mib N (default 4)] [--vectors DIR]
  *   --quick   a tiny run for CI (256 KiB corpora, 3 repetitions, 2 ms timings)
- *   --shared  the shared/ folder holding vectors/eth (default: WK_SHARED_DIR from CMake) */
+ *   --vectors the folder holding eth/ (default: WK_VECTORS_DIR from CMake, tests/vectors) */
 #include <wirekit/eth.h>
 #include <snappy-c.h>
 #include <stdio.h>
@@ -41,8 +41,8 @@
 #define WK_BENCH_NAME "eth_bench"
 #include "bench_util.h"
 
-#ifndef WK_SHARED_DIR
-#define WK_SHARED_DIR "../shared"
+#ifndef WK_VECTORS_DIR
+#define WK_VECTORS_DIR "tests/vectors"
 #endif
 
 #define PIECE ((size_t)65536)
@@ -142,10 +142,10 @@ static void random_bytes(uint8_t *dst, size_t n)
 static uint8_t *read_file(const char *dir, const char *rel, size_t *len)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/vectors/eth/%s", dir, rel);
+    snprintf(path, sizeof path, "%s/eth/%s", dir, rel);
     FILE *f = fopen(path, "rb");
     if (!f) {
-        fprintf(stderr, "eth_bench: cannot open %s (pass --shared DIR)\n", path);
+        fprintf(stderr, "eth_bench: cannot open %s (pass --vectors DIR)\n", path);
         exit(1);
     }
     if (fseek(f, 0, SEEK_END) != 0) die("seek");
@@ -513,14 +513,14 @@ int main(int argc, char **argv)
     int reps = 11;
     size_t mib = 4;
     bool quick = false;
-    const char *shared = WK_SHARED_DIR;
+    const char *shared = WK_VECTORS_DIR;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) quick = true;
         else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--mib") == 0 && i + 1 < argc) mib = (size_t)atoi(argv[++i]);
-        else if (strcmp(argv[i], "--shared") == 0 && i + 1 < argc) shared = argv[++i];
+        else if (strcmp(argv[i], "--vectors") == 0 && i + 1 < argc) shared = argv[++i];
         else {
-            fprintf(stderr, "usage: eth_bench [--quick] [--reps N] [--mib N] [--shared DIR]\n");
+            fprintf(stderr, "usage: eth_bench [--quick] [--reps N] [--mib N] [--vectors DIR]\n");
             return 2;
         }
     }
@@ -597,7 +597,7 @@ int main(int argc, char **argv)
     uint8_t *enc2 = xmalloc(enc_cap), *out = xmalloc(maxn + 2 * PIECE);
     uint8_t *stream = xmalloc(stream_cap);
 
-    printf("wirekit %s eth_bench: libsnappy (snappy-c), ISA-L crc32_iscsi; shared dir %s\n",
+    printf("wirekit %s eth_bench: libsnappy (snappy-c), ISA-L crc32_iscsi; vectors %s\n",
            wk_version(), shared);
     printf("MB/s = 10^6 uncompressed bytes per second (CRC: GB/s = 10^9 input bytes per second), "
            "median of %d repetitions (each >= %.0f ms); ratio = median of the per-repetition "

@@ -5,7 +5,7 @@ target_include_directories(test_blake3 PRIVATE ${CMAKE_SOURCE_DIR}/tests)
 
 # Every official vector in every mode, on every kernel this CPU has.
 add_test(NAME blake3_vectors
-         COMMAND test_blake3 ${WK_SHARED_DIR}/vectors/blake3/test_vectors.json)
+         COMMAND test_blake3 ${WK_VECTORS_DIR}/blake3/test_vectors.json)
 
 # `wirekit blake3` against the b3sum tool on random inputs (exit 77, reported as skipped, when
 # b3sum is not installed).

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""CLI contract tests for `wirekit eth` (Ethereum Snappy), over every shared vector.
+"""CLI contract tests for `wirekit eth` (Ethereum Snappy), over every vector.
 
-    /usr/bin/python3 cli_test.py path/to/wirekit SHARED_DIR
+    /usr/bin/python3 cli_test.py path/to/wirekit VECTORS_DIR
 
-SHARED_DIR is the shared/ folder holding vectors/eth/ (CMake's WK_SHARED_DIR). Covers:
+VECTORS_DIR is the folder holding eth/ (CMake's WK_VECTORS_DIR, tests/vectors). Covers:
   1. every manifest.tsv row through `eth snappy decompress` (block, hex-block, framed): SHA-256,
      length and expected file; the rows' data again through the layer they belong to (gossip
      decode + message-id, rlpx decode, reqresp decode as request and as response chunk);
@@ -29,10 +29,10 @@ import wktest  # noqa: E402
 from wktest import check, err_lines, text, uvarint  # noqa: E402
 
 if len(sys.argv) < 3:
-    print("usage: cli_test.py WIREKIT_CLI SHARED_DIR")
+    print("usage: cli_test.py WIREKIT_CLI VECTORS_DIR")
     sys.exit(1)
 WIREKIT = sys.argv[1]
-VEC = os.path.join(sys.argv[2], "vectors", "eth")
+VEC = os.path.join(sys.argv[2], "eth")
 
 
 TRUNCATION_NAMES = {"SNAPPY_ERR_TRUNCATED", "FRAME_ERR_TRUNCATED", "SSZSNAPPY_ERR_EARLY_EOF",

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Interop tests for `wirekit eth` against independent Snappy implementations.
 
-    /usr/bin/python3 interop_test.py path/to/wirekit SHARED_DIR BUILD_DIR
+    /usr/bin/python3 interop_test.py path/to/wirekit VECTORS_DIR BUILD_DIR
 
 Peers:
   * python3-snappy (Debian's /usr/bin/python3): snappy.compress / snappy.uncompress (block) and
@@ -30,10 +30,10 @@ import wktest  # noqa: E402
 from wktest import check, text, uvarint  # noqa: E402
 
 if len(sys.argv) < 4:
-    print("usage: interop_test.py WIREKIT_CLI SHARED_DIR BUILD_DIR")
+    print("usage: interop_test.py WIREKIT_CLI VECTORS_DIR BUILD_DIR")
     sys.exit(1)
 WIREKIT = sys.argv[1]
-VEC = os.path.join(sys.argv[2], "vectors", "eth")
+VEC = os.path.join(sys.argv[2], "eth")
 BUILD = os.path.abspath(sys.argv[3])
 HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -1,7 +1,7 @@
 # eth: CRC-32C, Snappy block and framing formats; included from tests/CMakeLists.txt (after wk_test
-# is defined). The snappy test reads the handmade rows and the manifest from WK_SHARED_DIR.
+# is defined). The snappy test reads the handmade rows and the manifest from WK_VECTORS_DIR.
 wk_test(test_eth_crc32c eth/test_crc32c.c)
 add_test(NAME eth_crc32c COMMAND test_eth_crc32c)
 
 wk_test(test_eth_snappy eth/test_snappy.c)
-add_test(NAME eth_snappy COMMAND test_eth_snappy ${WK_SHARED_DIR}/vectors/eth)
+add_test(NAME eth_snappy COMMAND test_eth_snappy ${WK_VECTORS_DIR}/eth)

@@ -1,7 +1,7 @@
 /* Consensus gossip ssz_snappy (spec 5): every ssz_snappy-block/ vector (length and SHA-256 from
  * manifest.tsv), the limit order of spec 5.3, the sender checks, and message ids (spec 5.4)
  * against values computed independently with Python (hashlib + python-snappy).
- * Usage: test_eth_gossip <shared>/vectors/eth */
+ * Usage: test_eth_gossip tests/vectors/eth */
 #include "wk_test.h"
 #include <wirekit/eth.h>
 #include <openssl/evp.h>
@@ -275,7 +275,7 @@ static void test_message_id(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s <shared>/vectors/eth\n", argv[0]);
+        fprintf(stderr, "usage: %s tests/vectors/eth\n", argv[0]);
         return 2;
     }
     VEC = argv[1];

@@ -3,7 +3,7 @@
  * (every split size, small output views, the event sequence, set_bounds at CHUNK_BEGIN), the
  * budget boundary, n = 0, error chunks, reserved results, max_chunks, early EOF at every level,
  * bounds, encode/read round trips up to MAX_PAYLOAD_SIZE and the reader's fixed memory.
- * Usage: test_eth_reqresp <shared>/vectors/eth */
+ * Usage: test_eth_reqresp tests/vectors/eth */
 #include "wk_test.h"
 #include <wirekit/eth.h>
 
@@ -977,7 +977,7 @@ static void test_memory(void)
 
 int main(int argc, char **argv)
 {
-    vec_dir = argc > 1 ? argv[1] : "../shared/vectors/eth";
+    vec_dir = argc > 1 ? argv[1] : "tests/vectors/eth";
     test_uvarint();
     test_handmade();
     test_lodestar();

@@ -1,7 +1,7 @@
 /* devp2p RLPx frame-data (spec 4): the rlpx-frame-data rows of handmade/cases.tsv, the spec 4.6
  * examples, the EIP-706 block vectors (Go and Python encoders), encode/decode round trips, Hello
  * plain both ways, message ids >= 128, the 16 MiB limits of encoder and decoder, uncompressed
- * mode. Usage: test_eth_rlpx <shared>/vectors/eth */
+ * mode. Usage: test_eth_rlpx tests/vectors/eth */
 #include "wk_test.h"
 #include <wirekit/eth.h>
 #include <openssl/evp.h>
@@ -417,7 +417,7 @@ static void test_size_limits(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s <shared>/vectors/eth\n", argv[0]);
+        fprintf(stderr, "usage: %s tests/vectors/eth\n", argv[0]);
         return 2;
     }
     VEC = argv[1];

@@ -3,7 +3,7 @@
  * size and output views 1, 7 and 64 KiB), every manifest row of the block and framed formats
  * (SHA-256 of the output, the expected output file), libsnappy's verdict against our validator,
  * the encoder's exact bytes and policy, round trips at any split, the output limit, skippable
- * limits and measured memory. Usage: test_eth_snappy <shared>/vectors/eth */
+ * limits and measured memory. Usage: test_eth_snappy tests/vectors/eth */
 #include "wk_test.h"
 #include <wirekit/eth.h>
 #include <snappy-c.h>
@@ -1388,7 +1388,7 @@ static void test_memory(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s <shared>/vectors/eth\n", argv[0]);
+        fprintf(stderr, "usage: %s tests/vectors/eth\n", argv[0]);
         return 2;
     }
     vec_dir = argv[1];

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """CLI contract tests for `wirekit iltp` (Lace-065 stream layer, offers and prefaces).
 
-    /usr/bin/python3 cli_test.py path/to/wirekit [SHARED_DIR]
+    /usr/bin/python3 cli_test.py path/to/wirekit VECTORS_DIR
 
-SHARED_DIR is the shared/ folder holding vectors/ and seeds/ (CMake's WK_SHARED_DIR); the
-dictionary checks against its files are skipped (and reported) when it is not given.
+VECTORS_DIR is the folder holding iltp/ (CMake's WK_VECTORS_DIR, tests/vectors): the dictionary is
+checked against iltp/dictionary.bin and against the seed's fragments in iltp/dictionary-fragments.txt.
 Exit statuses: 0 ok, 1 usage or local failure, 2 invalid input, 3 input ended early. Errors are
 one line on stderr starting with the error's name. Ends with `iltp_cli: N passed, M failed`.
 """
@@ -20,11 +20,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import wktest  # noqa: E402
 from wktest import check, err_lines, text  # noqa: E402
 
-if len(sys.argv) < 2:
-    print("usage: cli_test.py WIREKIT_CLI [SHARED_DIR]")
+if len(sys.argv) < 3:
+    print("usage: cli_test.py WIREKIT_CLI VECTORS_DIR")
     sys.exit(1)
 WIREKIT = sys.argv[1]
-SHARED = sys.argv[2] if len(sys.argv) > 2 else None
+VECTORS = sys.argv[2]
 
 
 def run(args, data=b""):
@@ -86,7 +86,7 @@ def corpus(rng, size):
 
 
 def seed_dictionary(path):
-    """Builds the dictionary from the fragments listed in the Lace-065 seed."""
+    """Builds the dictionary from the Lace-065 seed's fragment list (copied verbatim)."""
     lines = open(path, encoding="utf-8").read().split("\n")
     start = next(i for i, l in enumerate(lines) if l.startswith("The dictionary is these 830 bytes"))
     out = []
@@ -150,22 +150,19 @@ def main():
     D = r.stdout
     check("`wirekit iltp dictionary` exits 0 and writes 830 bytes", r.returncode == 0 and len(D) == 830,
           "rc=%d len=%d" % (r.returncode, len(D)))
-    if SHARED:
-        vec = os.path.join(SHARED, "vectors", "iltp", "dictionary.bin")
-        try:
-            want = open(vec, "rb").read()
-            check("dictionary equals %s" % vec, D == want)
-        except OSError as ex:
-            check("dictionary vector readable", False, str(ex))
-        seed = os.path.join(SHARED, "seeds", "000_cf09a5e1c6a1b2ab.txt")
-        if os.path.exists(seed):
-            try:
-                built = seed_dictionary(seed)
-                check("dictionary equals the seed's fragments concatenated (%d bytes)" % len(built), D == built)
-            except Exception as ex:
-                check("dictionary from the seed's fragments", False, repr(ex))
-    else:
-        print("SKIP dictionary vector (no SHARED_DIR argument)")
+    vec = os.path.join(VECTORS, "iltp", "dictionary.bin")
+    try:
+        want = open(vec, "rb").read()
+        check("dictionary equals %s" % vec, D == want)
+    except OSError as ex:
+        check("dictionary vector readable", False, str(ex))
+    frag = os.path.join(VECTORS, "iltp", "dictionary-fragments.txt")
+    try:
+        built = seed_dictionary(frag)
+        check("dictionary equals the seed's fragments concatenated (%d bytes)" % len(built),
+              D == built and len(built) == 830)
+    except Exception as ex:
+        check("dictionary from the seed's fragments", False, repr(ex))
 
     # ------------------------------------------------------------------ round trips
     data_big = corpus(rng, 200 * 1024)

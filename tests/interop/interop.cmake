@@ -8,7 +8,7 @@ if(EXISTS ${WK_TEST_PYTHON})
   set_tests_properties(iltp_interop PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
   add_test(NAME iltp_cli
            COMMAND ${WK_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/../iltp/cli_test.py $<TARGET_FILE:wirekit_cli>
-                   ${WK_SHARED_DIR})
+                   ${WK_VECTORS_DIR})
   set_tests_properties(iltp_cli PROPERTIES TIMEOUT 300)
 else()
   message(STATUS "wirekit: ${WK_TEST_PYTHON} not found; iltp_interop and iltp_cli tests not added")

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """CLI contract tests for `wirekit moqt` (MoQT draft-20 data plane), over every vector.
 
-    /usr/bin/python3 cli_test.py path/to/wirekit SHARED_DIR TESTS_DIR
+    /usr/bin/python3 cli_test.py path/to/wirekit VECTORS_DIR TESTS_DIR
 
-SHARED_DIR is the shared/ folder holding vectors/moqt/ (CMake's WK_SHARED_DIR); TESTS_DIR is the
+VECTORS_DIR is the folder holding moqt/ (CMake's WK_VECTORS_DIR, tests/vectors); TESTS_DIR is the
 repository's tests/ folder (our own vectors are every tests/moqt/vectors/*.json). Covers:
   1. --help at every level, usage errors (exit 1);
   2. every shipped vector (all 89: subgroup, datagram, fetch, varint) and every one of ours
@@ -31,10 +31,10 @@ import wktest  # noqa: E402
 from wktest import check, err_lines, text  # noqa: E402
 
 if len(sys.argv) < 4:
-    print("usage: cli_test.py WIREKIT_CLI SHARED_DIR TESTS_DIR")
+    print("usage: cli_test.py WIREKIT_CLI VECTORS_DIR TESTS_DIR")
     sys.exit(1)
 WIREKIT = sys.argv[1]
-SHIPPED = os.path.join(sys.argv[2], "vectors", "moqt", "transport", "draft20", "codec")
+SHIPPED = os.path.join(sys.argv[2], "moqt", "transport", "draft20", "codec")
 OWN = os.path.join(sys.argv[3], "moqt", "vectors")
 
 CARRIER_OF_ID = {"0x10": "subgroup", "0x00": "datagram", "0x05": "fetch"}

@@ -1,8 +1,8 @@
 # moqt: MoQT draft-20 data streams; included from tests/CMakeLists.txt (after wk_test is defined).
-# The shipped vectors are read from WK_SHARED_DIR, ours from tests/moqt/vectors/; json-c parses both.
+# The shipped vectors are read from WK_VECTORS_DIR, ours from tests/moqt/vectors/; json-c parses both.
 pkg_check_modules(JSONC REQUIRED IMPORTED_TARGET json-c)
 
-set(WK_MOQT_SHIPPED ${WK_SHARED_DIR}/vectors/moqt/transport/draft20/codec)
+set(WK_MOQT_SHIPPED ${WK_VECTORS_DIR}/moqt/transport/draft20/codec)
 wk_test(test_moqt_vectors moqt/test_vectors.c)
 target_link_libraries(test_moqt_vectors PRIVATE PkgConfig::JSONC)
 # All 89 shipped vectors, counted so a missing or shortened file fails.
