@@ -257,7 +257,10 @@ typedef enum wk_result {
     WK_ERROR = -1,      /* failed: see the wk_error; the object stays failed until reset */
     WK_DONE = 0,        /* the requested operation is complete */
     WK_NEED_INPUT = 1,  /* all input consumed; call again with more (or finish at EOF) */
-    WK_NEED_OUTPUT = 2  /* the output view is full; call again with room */
+    WK_NEED_OUTPUT = 2, /* the output view is full; call again with room */
+    WK_EVENT = 3        /* an event is ready (a chunk or record begins, an object header, ...):
+                         * its details are read from the object until the next call; call again
+                         * to continue. Only calls documented as reporting events return it. */
 } wk_result;
 
 /* ---------------------------------------------------------------------------------------------
