@@ -32,15 +32,15 @@
  *   - decode, check and encode allocate nothing (a malloc hook counts every allocation of the
  *     process while they run; available under the sanitizers, skipped in plain replay builds);
  *   - wk_colloq_check agrees with a reference checker (order after-final, unknown-transition,
- *     wrong-state, wrong-sender (a binary frame names its transition, so the sibling rule of
- *     decision 8 for reference frames does not apply), bad-sequence, then the decoder's payload
+ *     wrong-state, wrong-sender (live: the transition's role must be the frame's sender),
+ *     bad-sequence, then the decoder's payload
  *     verdict): same failure code, or accepted with the same transition, next
  *     state, next seq and finished flag; failures are one of the eight kinds, PeerProtocol, keep
  *     failure_seq = frames accepted, and stay (checking again repeats them);
  *   - the first two accepted frames of an input (JSON_CROSS_FRAMES: the JSON path is most of
  *     the cost) encode in both JSON envelopes (one line, within WK_COLLOQ_JSON_LINE_MAX); the
- *     line decodes with no error to the same seq and transition (reference frames name state and
- *     message: the same pair) and payload size, and its values re-encode in binary to exactly the
+ *     line decodes with no error to the same seq and transition (reference frames name state,
+ *     message and sender) and payload size, and its values re-encode in binary to exactly the
  *     frame's bytes (the three encodings carry the same values, criterion 1);
  *   - the end: NEED_INPUT with bytes left is truncated (after-final once finished), a header error
  *     recorded through wk_colloq_session_fail is after-final once finished; a clean end is OK.
@@ -494,8 +494,7 @@ static wk_code ref_check(const wk_colloq_plan *plan, const ref_session *s, uint3
     if (t == WK_COLLOQ_NO_TRANSITION) return WK_ERR_COLLOQ_UNKNOWN_TRANSITION;
     const wk_colloq_transition *tr = &plan->transitions[t];
     if (tr->from != s->state) return WK_ERR_COLLOQ_WRONG_STATE;
-    /* a binary frame names its transition: no sibling lookup (that is for reference frames, which
-     * name only state and message) */
+    /* a binary frame names its transition, and with it its sender */
     if (sender != WK_COLLOQ_SENDER_TRANSCRIPT && tr->sender != sender)
         return WK_ERR_COLLOQ_WRONG_SENDER;
     if (seq != s->next_seq) return WK_ERR_COLLOQ_BAD_SEQUENCE;
@@ -572,8 +571,8 @@ static bool values_equal(const wk_colloq_field *fd, const wk_colloq_value *a,
 #define JSON_CROSS_FRAMES 2
 
 /* An accepted frame (bytes fb[0..n)) through both JSON envelopes: it encodes, the line decodes
- * with no error to the same seq and transition (reference: the same state and message), and the
- * decoded values re-encode in binary to exactly the frame's bytes. */
+ * with no error to the same seq and transition (the reference envelope names it by state,
+ * message and sender), and the decoded values re-encode in binary to exactly the frame's bytes. */
 static void cross_json(int pi, const wk_colloq_frame *f, const uint8_t *fb, size_t n)
 {
     static char line[WK_COLLOQ_DEFAULT_MAX_PAYLOAD * 6 + 4096];
@@ -589,14 +588,9 @@ static void cross_json(int pi, const wk_colloq_frame *f, const uint8_t *fb, size
         CHECK(line[out.pos - 1] == '\n' && memchr(line, '\n', out.pos - 1) == NULL);
         CHECK(wk_colloq_decoder_decode_line(json_decoders[pi][k], line, out.pos - 1, &g, &err) ==
               WK_OK);
-        CHECK(g.payload_error == WK_OK && g.seq == f->seq);
-        CHECK(g.transition < plan->transition_count);
-        const wk_colloq_transition *a = &plan->transitions[g.transition];
-        const wk_colloq_transition *b = &plan->transitions[f->transition];
-        if (k) CHECK(g.transition == f->transition);
-        CHECK(a->from == b->from && a->message == b->message);
+        CHECK(g.payload_error == WK_OK && g.seq == f->seq && !g.sender_mismatch);
+        CHECK(g.transition == f->transition);
         CHECK(wk_colloq_payload_size(plan, g.transition, &g) == f->payload_len);
-        g.transition = f->transition;
         wk_out bo = {enc, sizeof enc, 0};
         CHECK(wk_colloq_binary_encode(plan, &g, &bo, &err) == WK_DONE);
         CHECK(bo.pos == n && memcmp(enc, fb, n) == 0);

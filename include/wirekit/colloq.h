@@ -18,8 +18,10 @@
  *      decoding). Decoders do not fail on payload content: they record it in the frame
  *      (payload_error) and wk_colloq_check reports it after the header checks, so the failure kind
  *      is the same whichever encoding carried the frame. A frame whose envelope cannot be read at
- *      all (not JSON, no/invalid "seq"/"t"/"state"/"message"/"payload" key, unknown envelope key,
- *      non-minimal or over-long header varint) is malformed-payload, reported by the decoder.
+ *      all (not JSON, no/invalid "seq"/"t"/"state"/"message"/"sender"/"payload" key, unknown or
+ *      duplicate envelope key, non-minimal or over-long header varint) is malformed-payload,
+ *      reported by the decoder; a duplicate key inside the payload is a payload problem
+ *      (malformed-payload after the header checks, like any other payload error).
  *   3. Reaching a final state finishes the session: any further frame (or partial frame, or
  *      undecodable line) is after-final. A transition leaving a final state is a compile error.
  *   4. The failure's seq is the session's next expected sequence number (= accepted frames), the
@@ -36,17 +38,20 @@
  *   7. Integers in JSON must be JSON integers (no fraction/exponent) within the type's range,
  *      exact over the whole u64/i64 range. Bytes are lowercase hex in what we write; hex in either
  *      case is accepted on read. Presence bitmap bits beyond the optional count must be 0.
- *   8. A reference frame names (state, message), not a transition. The decoder resolves it to the
- *      lowest transition id with that (from, message); wk_colloq_check, given a live sender, moves
- *      to the sibling transition (same from and message) of that sender if there is one. In a
- *      transcript (WK_COLLOQ_SENDER_TRANSCRIPT) such an ambiguous (from, message) resolves to the
- *      lowest id: conversations meant for transcripts should not have one. A state/message pair
- *      with no transition is unknown-transition.
+ *   8. A reference frame names its transition by (state, message, sender) (spec, revised: the
+ *      envelope carries "sender", always written, always required). A state or message the plan
+ *      does not have, or a (state, message) no transition leaves on, is unknown-transition. When
+ *      transitions leave that state on that message but none from that sender (a role the plan
+ *      does not have included), the frame is wrong-sender: the decoder names the lowest of those
+ *      transitions and sets sender_mismatch, and wk_colloq_check reports wrong-sender in its
+ *      usual place (after after-final, unknown-transition and wrong-state). In a live session the
+ *      frame's transition must also be the live sender's, in every encoding.
  *   9. Names of roles, states, messages and fields are [A-Za-z_][A-Za-z0-9_]*; the conversation's
  *      name is any non-empty string. At most WK_COLLOQ_MAX_FIELDS fields per message;
  *      max_payload in 1..WK_COLLOQ_MAX_PAYLOAD_LIMIT. Unknown keys are compile errors.
  *  10. Compile errors: wk_error.msg starts with the JSON path ("$.transitions[2].to: ...");
- *      offset is a byte offset only for JSON syntax errors. Category Usage.
+ *      offset is a byte offset only for JSON syntax errors and duplicate keys (the repeated key;
+ *      WK_ERR_COLLOQ_DUPLICATE "$.messages.Token: duplicate key"). Category Usage.
  *  11. The canonical plan (spec "Plan"): sorted keys, no insignificant whitespace, strings with
  *      only '"', '\\' and control characters escaped (\b \f \n \r \t, else \u00xx), UTF-8 as is:
  *        {"colloq":"plan/v0","final":[..],"initial":"..","messages":{"M":{"fields":[{"name":..,
@@ -71,9 +76,14 @@
  *      buffer in a wk_colloq_decoder (created once); the binary path allocates nothing.
  *  15. JSON input goes through json-c (strict mode, UTF-8 validated) after a lexical pre-check
  *      for what json-c lets through: numbers with leading zeros, integers beyond 64 bits (json-c
- *      saturates them), NaN/Infinity, raw control characters in strings. Known json-c limits we
- *      keep: a duplicate key in an object is not detected (the last one wins), a lone \uD800
- *      escape becomes U+FFFD. Trailing whitespace (a CR before the LF) is allowed on a line.
+ *      saturates them), NaN/Infinity, raw control characters in strings. Duplicate keys: json-c
+ *      keeps the last of two equal keys silently, so the pre-check counts the members of every
+ *      object in the text and the document must hold as many (two keys are equal when json-c
+ *      decodes them to the same string). A duplicate is refused everywhere JSON is read: frame
+ *      envelopes and payloads (malformed-payload, decision 2), prefaces (WK_ERR_COLLOQ_PREFACE),
+ *      trace lines (WK_ERR_COLLOQ_TRACE), conversations and plans (WK_ERR_COLLOQ_DUPLICATE with
+ *      the JSON path). A known json-c limit we keep: a lone \uD800 escape becomes U+FFFD.
+ *      Trailing whitespace (a CR before the LF) is allowed on a line.
  *
  * Lifetimes: a plan owns all its memory (wk_colloq_plan_free); frames borrow: binary string/bytes
  * values point into the caller's input buffer, JSON ones into the decoder (valid until its next
@@ -264,9 +274,11 @@ typedef struct wk_colloq_frame {
     const char *payload_error_reason; /* static text, or NULL */
     size_t payload_len;    /* binary: the frame's payload_len; JSON: the computed binary size */
     wk_colloq_value fields[WK_COLLOQ_MAX_FIELDS]; /* [i] = schedule field i */
-    bool by_name;          /* set by the reference decoder: the transition was resolved from
-                              (state, message), so check() may move to the sender's sibling
-                              (decision 8); false for compact/binary (the id is explicit) */
+    bool sender_mismatch;  /* set by the reference decoder when the frame's "sender" names no
+                              transition from its (state, message) while others do: transition
+                              is then the lowest of those, and wk_colloq_check reports
+                              wrong-sender after the state check (decision 8); always false for
+                              compact and binary frames (the id names the sender) */
 } wk_colloq_frame;
 
 /* Starts a frame for transition t (which must be < transition_count) with sequence seq: field_count
@@ -352,11 +364,12 @@ typedef struct wk_colloq_session {
 
 /* Starts a session at the plan's initial state, seq 0. */
 void wk_colloq_session_init(wk_colloq_session *s, const wk_colloq_plan *plan);
-/* Checks frame f sent by role `sender` (WK_COLLOQ_SENDER_TRANSCRIPT: the transition's role).
- * WK_OK: accepted; state and next_seq advance; f->transition is the accepted id (see decision 8).
+/* Checks frame f sent by role `sender` (WK_COLLOQ_SENDER_TRANSCRIPT: the transition's role; a
+ * live role must be the transition's, and for a reference frame the one its "sender" names).
+ * WK_OK: accepted; state and next_seq advance (f->transition is the accepted id).
  * Otherwise the failure code (740-747, err set with seq and reason) and the session is over:
  * later calls return the same failure. */
-wk_code wk_colloq_check(wk_colloq_session *s, wk_colloq_frame *f, uint32_t sender,
+wk_code wk_colloq_check(wk_colloq_session *s, const wk_colloq_frame *f, uint32_t sender,
                         wk_error *err);
 /* Records a failure found outside check (a decoder's WK_ERROR code, or truncated): becomes
  * after-final when the session had finished. Returns the recorded code. */

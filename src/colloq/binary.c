@@ -343,7 +343,7 @@ wk_result wk_colloq_binary_decode(const wk_colloq_plan *plan, wk_in *in, wk_coll
     f->payload_error_reason = NULL;
     f->payload_error_offset = 0;
     f->payload_len = len > SIZE_MAX ? SIZE_MAX : (size_t)len;
-    f->by_name = false;
+    f->sender_mismatch = false;
     if (t >= plan->transition_count) {
         f->transition = WK_COLLOQ_NO_TRANSITION;
         f->field_count = 0;

@@ -48,15 +48,35 @@ void jw_float(jw *w, double v, bool is_f32);
 void jw_hex(jw *w, const uint8_t *p, size_t n);
 
 /* ---- JSON input (json-c) ---- */
+/* Object members counted in JSON text: `total` is every "key: value" pair at any depth, `top`
+ * those of the top-level object. json-c keeps only one of two equal keys in an object (the last
+ * value wins), so a document holding fewer members than its text (colloq_json_count_members)
+ * had a duplicate key somewhere. */
+typedef struct colloq_json_members {
+    size_t top, total;
+} colloq_json_members;
 /* Lexical pre-check json-c does not do: numbers without leading zeros and integers inside
  * [-2^63, 2^64-1], no bare words other than true/false/null (NaN, Infinity), no raw control
- * characters in strings. Returns true when fine, else false with *bad the offending offset. */
-bool colloq_json_prescan(const char *s, size_t n, size_t *bad);
-/* Parses n bytes as one JSON value (strict, UTF-8 validated, whole input). NULL on failure with
- * *bad the byte offset. The caller owns the result (json_object_put). */
-json_object *colloq_json_parse(const char *s, size_t n, size_t *bad);
-/* Same with a tokener to reuse (reset first); NULL reuse makes one. */
-json_object *colloq_json_parse_tok(json_tokener *reuse, const char *s, size_t n, size_t *bad);
+ * characters in strings. Returns true when fine (and *members, may be NULL, counted), else false
+ * with *bad the offending offset. */
+bool colloq_json_prescan(const char *s, size_t n, size_t *bad, colloq_json_members *members);
+/* Parses n bytes as one JSON value (strict, UTF-8 validated, whole input) with a tokener to reuse
+ * (reset first; NULL makes one). NULL on failure with *bad the byte offset. *members (may be NULL)
+ * gets the text's member counts. The caller owns the result (json_object_put). Duplicate keys
+ * are NOT refused here: compare members->total with colloq_json_count_members(result). */
+json_object *colloq_json_parse_tok(json_tokener *reuse, const char *s, size_t n, size_t *bad,
+                                   colloq_json_members *members);
+/* Members of o and of every value inside it (what json-c kept). */
+size_t colloq_json_count_members(json_object *o);
+/* Parses like colloq_json_parse_tok and refuses a duplicate key at any depth: NULL with *dup
+ * false for a syntax error (*bad its offset), or *dup true, *bad the offset of the repeated key
+ * and path (capacity cap, may be NULL) its JSON path ("$.messages.Token"). */
+json_object *colloq_json_parse_unique(const char *s, size_t n, size_t *bad, bool *dup, char *path,
+                                      size_t cap);
+/* Finds the first duplicate key of root (the document json-c made of s[0..n)): true with *off the
+ * offset of the repeated key and path its JSON path. Slow; for the failure path. */
+bool colloq_json_find_duplicate(const char *s, size_t n, json_object *root, size_t *off,
+                                char *path, size_t cap);
 /* Canonical serialization of any json-c value (sorted keys, no whitespace). */
 void colloq_json_canonical(jw *w, json_object *o);
 /* Reads a JSON integer as u64 / i64 (false when not a JSON integer in range). */

@@ -13,7 +13,7 @@ void wk_colloq_frame_init(wk_colloq_frame *f, const wk_colloq_plan *plan, uint32
     f->payload_error_offset = 0;
     f->payload_error_reason = NULL;
     f->payload_len = 0;
-    f->by_name = false;
+    f->sender_mismatch = false;
     /* field by field (a few stores each) rather than a memset call sized at run time */
     for (uint32_t i = 0; i < n; i++) {
         f->fields[i].as.s.ptr = NULL;
