@@ -3,7 +3,7 @@
  * stdout, `plan <identity>` on stderr), `colloq run` (a transcript on stdin checked frame by
  * frame, its trace on stdout), `colloq convert` (a transcript re-encoded into another wire) and
  * `colloq verify` (a trace file checked against a plan). `colloq bench` is in
- * cmd_colloq_bench.c.
+ * cmd_colloq_bench.c, `colloq gen` in cmd_colloq_gen.c.
  *
  * Transcripts are streamed: stdin is read in 64 KiB chunks and frames are decoded as they
  * complete, so a binary transcript of any length runs in memory bounded by its largest frame.
@@ -604,6 +604,8 @@ static const wk_cli_command commands[] = {
     {"run", "--plan P --wire W: check a transcript on stdin, print its trace (JSON lines)", cmd_run},
     {"convert", "--plan P --from W --to W: re-encode a transcript (stdin to stdout)", cmd_convert},
     {"verify", "--plan P TRACE: check a trace file against the plan", cmd_verify},
+    {"gen", "--plan P [--prefix NAME] [--out-dir DIR]: the plan's binary codec as C (NAME.h, NAME.c)",
+     wk_cli_colloq_gen},
     {"bench", "[--json]: reference, compact, binary and hand-written codecs side by side",
      wk_cli_colloq_bench},
 };

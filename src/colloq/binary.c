@@ -47,13 +47,13 @@ static wk_result encode_slow(const wk_colloq_message *m, const wk_colloq_frame *
         return WK_ERROR;
     }
     size_t plen = colloq_payload_size(m, f);
-    size_t total = colloq_varint_len(f->transition) + colloq_varint_len(f->seq) +
-                   colloq_varint_len(plen) + plen;
+    size_t total = wk_colloq_varint_len(f->transition) + wk_colloq_varint_len(f->seq) +
+                   wk_colloq_varint_len(plen) + plen;
     if (out->pos > out->size || out->size - out->pos < total) return WK_NEED_OUTPUT;
     uint8_t *p = out->dst + out->pos;
-    p += colloq_varint_put(p, f->transition);
-    p += colloq_varint_put(p, f->seq);
-    p += colloq_varint_put(p, plen);
+    p += wk_colloq_varint_put(p, f->transition);
+    p += wk_colloq_varint_put(p, f->seq);
+    p += wk_colloq_varint_put(p, plen);
     uint8_t *bitmap = p;
     for (uint32_t k = 0; k < m->bitmap_bytes; k++) bitmap[k] = 0;
     p += m->bitmap_bytes;
@@ -85,7 +85,7 @@ static wk_result encode_slow(const wk_colloq_message *m, const wk_colloq_frame *
         }
         case WK_COLLOQ_STRING:
         case WK_COLLOQ_BYTES:
-            p += colloq_varint_put(p, v->as.s.len);
+            p += wk_colloq_varint_put(p, v->as.s.len);
             if (v->as.s.len) memcpy(p, v->as.s.ptr, v->as.s.len);
             p += v->as.s.len;
             break;
@@ -103,7 +103,7 @@ static inline size_t payload_size_fast(const wk_colloq_message *m, const wk_coll
     const wk_colloq_value *v = f->fields;
     for (uint32_t i = 0; i < m->field_count; i++, fd++, v++) {
         if (!v->present) continue;
-        n += fd->width ? fd->width : colloq_varint_len(v->as.s.len) + v->as.s.len;
+        n += fd->width ? fd->width : wk_colloq_varint_len(v->as.s.len) + v->as.s.len;
     }
     return n;
 }
@@ -123,13 +123,13 @@ wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_fr
     if (f->field_count != m->field_count || out->pos > out->size)
         return encode_slow(m, f, out, err);
     size_t plen = payload_size_fast(m, f);
-    size_t total = colloq_varint_len(f->transition) + colloq_varint_len(f->seq) +
-                   colloq_varint_len(plen) + plen;
+    size_t total = wk_colloq_varint_len(f->transition) + wk_colloq_varint_len(f->seq) +
+                   wk_colloq_varint_len(plen) + plen;
     if (out->size - out->pos < total) return encode_slow(m, f, out, err);
     uint8_t *p = out->dst + out->pos;
-    p += colloq_varint_put(p, f->transition);
-    p += colloq_varint_put(p, f->seq);
-    p += colloq_varint_put(p, plen);
+    p += wk_colloq_varint_put(p, f->transition);
+    p += wk_colloq_varint_put(p, f->seq);
+    p += wk_colloq_varint_put(p, plen);
     uint8_t *const base = p;
     uint8_t *bitmap = p;
     for (uint32_t k = 0; k < m->bitmap_bytes; k++) bitmap[k] = 0;
@@ -196,11 +196,11 @@ wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_fr
         case WK_COLLOQ_BYTES: {
             size_t len = v->as.s.len;
             if (len && !v->as.s.ptr) return encode_slow(m, f, out, err);
-            if (fd->type == WK_COLLOQ_STRING && !colloq_utf8_valid(v->as.s.ptr, len, NULL))
+            if (fd->type == WK_COLLOQ_STRING && !wk_colloq_utf8_valid(v->as.s.ptr, len, NULL))
                 return encode_slow(m, f, out, err);
-            size_t left = (size_t)(base + plen - p), vl = colloq_varint_len(len);
+            size_t left = (size_t)(base + plen - p), vl = wk_colloq_varint_len(len);
             if (left < vl || left - vl < len) return encode_slow(m, f, out, err); /* size wrapped */
-            p += colloq_varint_put(p, len);
+            p += wk_colloq_varint_put(p, len);
             if (len) memcpy(p, v->as.s.ptr, len);
             p += len;
             break;
@@ -298,7 +298,7 @@ static void decode_payload(const wk_colloq_message *m, const uint8_t *p, const u
         default: { /* string, bytes: varint length, bounded by the payload, then the slice */
             const uint8_t *q = p;
             uint64_t len;
-            int r = colloq_varint_get(&q, pe, &len);
+            int r = wk_colloq_varint_get(&q, pe, &len);
             if (r <= 0) {
                 payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)((r < 0 ? q : pe) - frame_start),
                             r < 0 ? "field length varint not minimal or too long"
@@ -311,7 +311,7 @@ static void decode_payload(const wk_colloq_message *m, const uint8_t *p, const u
                 return;
             }
             size_t bad;
-            if (fd->type == WK_COLLOQ_STRING && !colloq_utf8_valid(q, (size_t)len, &bad)) {
+            if (fd->type == WK_COLLOQ_STRING && !wk_colloq_utf8_valid(q, (size_t)len, &bad)) {
                 payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)(q + bad - frame_start),
                             "string is not valid UTF-8");
                 return;
@@ -335,9 +335,9 @@ wk_result wk_colloq_binary_decode(const wk_colloq_plan *plan, wk_in *in, wk_coll
     const uint8_t *p = start;
     uint64_t t, seq, len;
     int r;
-    if ((r = colloq_varint_get(&p, end, &t)) <= 0) goto header;
-    if ((r = colloq_varint_get(&p, end, &seq)) <= 0) goto header;
-    if ((r = colloq_varint_get(&p, end, &len)) <= 0) goto header;
+    if ((r = wk_colloq_varint_get(&p, end, &t)) <= 0) goto header;
+    if ((r = wk_colloq_varint_get(&p, end, &seq)) <= 0) goto header;
+    if ((r = wk_colloq_varint_get(&p, end, &len)) <= 0) goto header;
     f->seq = seq;
     f->payload_error = WK_OK;
     f->payload_error_reason = NULL;

@@ -23,7 +23,11 @@ itself. Covers:
   6. prefaces: another plan identity (incl. plans differing only in a payload schedule, criterion
      6), another wire, a malformed preface and an unknown role are refused before frame zero;
   7. truncation at every byte of binary transcripts: exit 3 or a clean earlier end; streaming of
-     transcripts larger than one 64 KiB read and of frames larger than it.
+     transcripts larger than one 64 KiB read and of frames larger than it;
+  8. gen: the two files for every fixture conversation (and default names, --out-dir), both
+     compiled on their own with -std=c17 -Wall -Wextra -Werror (-pedantic); an invalid plan exits 2
+     with the compile error and its JSON path and writes no file; a bad prefix or a missing
+     directory exits 1 and writes no file.
 Ends with `colloq_cli: N passed, M failed`.
 """
 import glob
@@ -252,10 +256,10 @@ def test_help():
     r = run(["--help"])
     check("colloq --help", r.returncode == 0 and all(
         ("wirekit colloq " + v).encode() in r.stdout
-        for v in ["compile", "run", "convert", "verify", "bench"]), text(r.stdout))
+        for v in ["compile", "run", "convert", "verify", "gen", "bench"]), text(r.stdout))
     r = run([])
     check("colloq without a command: exit 1", r.returncode == 1)
-    for verb in ["compile", "run", "convert", "verify"]:
+    for verb in ["compile", "run", "convert", "verify", "gen"]:
         r = run([verb, "--help"])
         check("colloq %s --help" % verb, r.returncode == 0 and r.stdout.startswith(b"usage:"),
               text(r.stdout + r.stderr))
@@ -1056,6 +1060,97 @@ def test_fixtures():
               lines[0].startswith(reason) and ("entry %s:" % entry) in lines[0], text(r.stderr))
 
 
+# ---------------------------------------------------------------------------------------------
+# 8. gen
+# ---------------------------------------------------------------------------------------------
+def test_gen(ts):
+    include = os.path.join(os.path.dirname(os.path.abspath(FIXTURES)), "..", "..", "include")
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    flags = ["-std=c17", "-Wall", "-Wextra", "-Werror", "-Wshadow", "-Wstrict-prototypes",
+             "-Wmissing-prototypes", "-Wvla", "-Wformat=2", "-pedantic", "-Wno-overlength-strings",
+             "-O1", "-I", include, "-c"]
+    convs = sorted(glob.glob(os.path.join(FIXTURES, "*.json")))
+    check("gen: fixture conversations", len(convs) >= 5, str(convs))
+    for conv in convs + [ts.path, ts.plan_path]:
+        name = os.path.basename(conv)
+        out = os.path.join(TMP, "gen-" + name)
+        os.mkdir(out)
+        r = run(["gen", "--plan", conv, "--prefix", "g_x", "--out-dir", out])
+        files = sorted(os.listdir(out))
+        check("gen %s: exit 0, two files, their paths on stdout" % name,
+              r.returncode == 0 and files == ["g_x.c", "g_x.h"] and err_lines(r) == [] and
+              r.stdout.decode().split() == [os.path.join(out, "g_x.h"), os.path.join(out, "g_x.c")],
+              "exit %d %s %s" % (r.returncode, files, text(r.stderr)))
+        if r.returncode != 0:
+            continue
+        h = read(os.path.join(out, "g_x.h")).decode()
+        c = read(os.path.join(out, "g_x.c")).decode()
+        check("gen %s: the header includes only wirekit/colloq.h, the source only its header and "
+              "string.h" % name,
+              [l for l in h.splitlines() if l.startswith("#include")] == ["#include <wirekit/colloq.h>"] and
+              [l for l in c.splitlines() if l.startswith("#include")] == ['#include "g_x.h"',
+                                                                         "#include <string.h>"])
+        ident = run(["compile", conv])
+        want = err_lines(ident)[0][5:] if ident.returncode == 0 else "?"
+        if name.endswith(".plan.json"):
+            want = err_lines(run(["compile", ts.path]))[0][5:]
+        check("gen %s: the plan identity constant" % name,
+              ('#define G_X_PLAN_IDENTITY "%s"' % want) in h)
+        again = os.path.join(out, "again")
+        os.mkdir(again)
+        r2 = run(["gen", "--plan", conv, "--prefix", "g_x", "--out-dir", again])
+        check("gen %s: the same bytes twice" % name, r2.returncode == 0 and
+              read(os.path.join(again, "g_x.h")) == h.encode() and
+              read(os.path.join(again, "g_x.c")) == c.encode())
+        if cc:
+            for cflags in (flags, [f for f in flags if f not in ("-pedantic", "-Wno-overlength-strings")]):
+                k = subprocess.run([cc] + cflags + [os.path.join(out, "g_x.c"), "-o",
+                                                    os.path.join(out, "g_x.o")],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                check("gen %s: compiles with %s %s" % (name, os.path.basename(cc), " ".join(cflags[:4])),
+                      k.returncode == 0, text(k.stdout, 3000))
+    # the default prefix and directory
+    out = os.path.join(TMP, "gen-default")
+    os.mkdir(out)
+    r = subprocess.run([WIREKIT, "colloq", "gen", "--plan", ts.path], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60, cwd=out)
+    check("gen: default prefix from the plan's name, in the current directory",
+          r.returncode == 0 and sorted(os.listdir(out)) == ["token_stream.c", "token_stream.h"],
+          text(r.stderr))
+    # refusals write nothing
+    bad = write("gen-bad.json", jdump(dict(TOKEN_STREAM, transitions=[
+        {"from": "Idle", "message": "Prompt", "sender": "client", "to": "Streaming"},
+        {"from": "Streaming", "message": "Token", "sender": "server", "to": "Nowhere"}])))
+    out = os.path.join(TMP, "gen-refused")
+    os.mkdir(out)
+    r = run(["gen", "--plan", bad, "--out-dir", out])
+    lines = err_lines(r)
+    check("gen: an invalid plan exits 2 with the compile error and its JSON path, no file",
+          r.returncode == 2 and r.stdout == b"" and len(lines) == 1 and
+          lines[0].startswith("COLLOQ_ERR_UNKNOWN_STATE") and "$.transitions[1].to" in lines[0] and
+          os.listdir(out) == [], text(r.stderr))
+    dup = write("gen-dup.json", jdump(TOKEN_STREAM).replace('"initial"', '"final":["Done"],"initial"', 1))
+    r = run(["gen", "--plan", dup, "--out-dir", out])
+    lines = err_lines(r)
+    check("gen: a duplicate key is a compile error with its path, no file",
+          r.returncode == 2 and len(lines) == 1 and lines[0].startswith("COLLOQ_ERR_DUPLICATE") and
+          "$.final" in lines[0] and os.listdir(out) == [], text(r.stderr))
+    for prefix in ["1x", "a-b", "x" * 65, ""]:
+        r = run(["gen", "--plan", ts.path, "--prefix", prefix, "--out-dir", out])
+        check("gen: prefix %r refused with exit 1, no file" % prefix[:10],
+              r.returncode == 1 and len(err_lines(r)) == 1 and os.listdir(out) == [], text(r.stderr))
+    r = run(["gen", "--plan", ts.path, "--out-dir", os.path.join(TMP, "no-such-dir")])
+    check("gen: a missing directory exits 1", r.returncode == 1 and len(err_lines(r)) == 1,
+          text(r.stderr))
+    for args in (["gen"], ["gen", "--plan"], ["gen", "--plan", ts.path, "--bogus"],
+                 ["gen", "--plan", ts.path, "extra"]):
+        r = run(args)
+        check("gen usage error %s: exit 1" % " ".join(args[1:]), r.returncode == 1 and
+              os.listdir(out) == [], text(r.stderr))
+    r = run(["gen", "--plan", os.path.join(TMP, "missing.json")])
+    check("gen: unreadable plan exits 1", r.returncode == 1)
+
+
 def main():
     test_help()
     ts = compile_model(TOKEN_STREAM, "token_stream")
@@ -1077,6 +1172,7 @@ def main():
                             step=1 if len(case.transcript("binary")) < 600 else 7)
     test_streaming(ts, at)
     test_fixtures()
+    test_gen(ts)
 
 
 try:

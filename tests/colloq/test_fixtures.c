@@ -305,6 +305,8 @@ int main(int argc, char **argv)
     check_plan("token-stream-f64.json", "token-stream-f64");
     check_plan("token-stream-ceiling.json", "token-stream-ceiling");
     check_plan("chat.json", "chat");
+    check_plan("all-types.json", "all-types");
+    check_plan("gen-names.json", "gen-names");
     char *idx = slurp("transcripts/index.txt", NULL);
     if (!idx) return 1;
     char *save = NULL;
