@@ -219,36 +219,24 @@ static inline unsigned wk_colloq_varint_put(uint8_t *dst, uint64_t v)
     return n;
 }
 /* Reads a minimal LEB128 varint from [*p, end). 1: ok (*p advanced); 0: input ends inside it;
- * -1: malformed (non-minimal, longer than 10 bytes or above 2^64-1), *p at the bad byte. */
+ * -1: malformed (non-minimal, longer than 10 bytes or above 2^64-1), *p at the bad byte.
+ * wk_colloq_varint_get_slow is the whole rule (out of line); the inline function takes the 1- and
+ * 2-byte forms itself (every transition id, length and sequence number below 16384). */
+int wk_colloq_varint_get_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v);
 static inline int wk_colloq_varint_get(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 {
     const uint8_t *p = *pp;
-    if (p < end && *p < 0x80) { /* fast path */
+    if (p < end && *p < 0x80) {
         *v = *p;
         *pp = p + 1;
         return 1;
     }
-    uint64_t x = 0;
-    for (unsigned i = 0; i < WK_COLLOQ_VARINT_MAX_LEN; i++) {
-        if (p + i >= end) return 0;
-        uint8_t b = p[i];
-        if (i == 9 && b > 1) {
-            *pp = p + i;
-            return -1;
-        }
-        x |= (uint64_t)(b & 0x7F) << (7 * i);
-        if (!(b & 0x80)) {
-            if (i > 0 && b == 0) {
-                *pp = p + i;
-                return -1;
-            }
-            *v = x;
-            *pp = p + i + 1;
-            return 1;
-        }
+    if (end - p >= 2 && p[1] < 0x80 && p[1] != 0) { /* p[0] >= 0x80 here; p[1] = 0 is not minimal */
+        *v = (uint64_t)(p[0] & 0x7F) | (uint64_t)p[1] << 7;
+        *pp = p + 2;
+        return 1;
     }
-    *pp = p + 9;
-    return -1;
+    return wk_colloq_varint_get_slow(pp, end, v);
 }
 
 

@@ -6,6 +6,32 @@
 #include "colloq/colloq_internal.h"
 #include <math.h>
 
+int wk_colloq_varint_get_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+    const uint8_t *p = *pp;
+    uint64_t x = 0;
+    for (unsigned i = 0; i < WK_COLLOQ_VARINT_MAX_LEN; i++) {
+        if (p + i >= end) return 0;
+        uint8_t b = p[i];
+        if (i == 9 && b > 1) {
+            *pp = p + i;
+            return -1;
+        }
+        x |= (uint64_t)(b & 0x7F) << (7 * i);
+        if (!(b & 0x80)) {
+            if (i > 0 && b == 0) {
+                *pp = p + i;
+                return -1;
+            }
+            *v = x;
+            *pp = p + i + 1;
+            return 1;
+        }
+    }
+    *pp = p + 9;
+    return -1;
+}
+
 /* Little-endian load of a fixed width (1, 2, 4 or 8): constant shifts compile to one load. */
 static inline uint64_t get_le(const uint8_t *p, unsigned n)
 {

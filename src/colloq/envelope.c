@@ -155,8 +155,8 @@ static bool get_string(json_object *o, const char *key, const char **s, size_t *
 /* Resolves a reference frame's (state, message, sender) to a transition (decision 8). */
 static uint32_t reference_transition(const wk_colloq_plan *plan, json_object *o, wk_colloq_frame *f)
 {
-    const char *st, *msg, *snd;
-    size_t stl, msgl, sndl;
+    const char *st = "", *msg = "", *snd = "";
+    size_t stl = 0, msgl = 0, sndl = 0;
     get_string(o, "state", &st, &stl);
     get_string(o, "message", &msg, &msgl);
     get_string(o, "sender", &snd, &sndl);
@@ -212,8 +212,8 @@ wk_code wk_colloq_decoder_decode_line(wk_colloq_decoder *d, const char *line, si
         return envelope_bad(err, 0, "\"payload\" missing");
     uint32_t t = WK_COLLOQ_NO_TRANSITION;
     if (d->wire == WK_COLLOQ_WIRE_REFERENCE) {
-        const char *s;
-        size_t sl;
+        const char *s = NULL;
+        size_t sl = 0;
         if (json_object_object_length(o) != 5 || !json_object_object_get_ex(o, "state", NULL) ||
             !json_object_object_get_ex(o, "message", NULL) ||
             !json_object_object_get_ex(o, "sender", NULL))

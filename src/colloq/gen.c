@@ -54,7 +54,7 @@ typedef struct gen {
         *frame_size, *frame_encode, *to_colloq, *from_colloq, *plan_matches, *preface_check,
         *preface_write, *identity, *pname, *n_roles, *n_states, *n_messages, *n_transitions,
         *initial, *guard, *rd16, *rd32, *rd64, *wr16, *wr32, *wr64, *f32_bits, *f64_bits,
-        *finite32, *finite64, *fail, *refail, *reject, *bad_header, *role_names, *canonical,
+        *finite32, *finite64, *fail, *refail, *reject, *bad_header, *refuse, *role_names, *canonical, *copy, *hot, *cold,
         *canonical_text;
     const char **role, **state, **tr;
     msgnames *msg;
@@ -406,6 +406,10 @@ static void name_all(gen *g)
     g->refail = unique(g, nm(g, "%s_refail", p));
     g->reject = unique(g, nm(g, "%s_reject", p));
     g->bad_header = unique(g, nm(g, "%s_bad_header", p));
+    g->refuse = unique(g, nm(g, "%s_refuse", p));
+    g->copy = unique(g, nm(g, "%s_copy", p));
+    g->hot = unique(g, nm(g, "%s_HOT", P));
+    g->cold = unique(g, nm(g, "%s_COLD", P));
     g->role_names = unique(g, nm(g, "%s_role_names", p));
     g->canonical = unique(g, nm(g, "%s_plan_canonical", p));
     g->canonical_text = unique(g, nm(g, "%s_canonical_text", p));
@@ -653,7 +657,7 @@ static void gen_size(gen *g, const wk_colloq_message *m, const msgnames *mn)
 static void gen_check(gen *g, const wk_colloq_message *m, const msgnames *mn)
 {
     outf(g, "/* %s: NULL when the values of *m fit the schedule, else why not. */\n"
-            "static const char *%s(const %s *m)\n{\n    (void)m;\n", m->name, mn->check, mn->type);
+            "%s const char *%s(const %s *m)\n{\n    (void)m;\n", m->name, g->hot, mn->check, mn->type);
     if (mn->mask && m->optional_count < 8u * (m->bitmap_bytes > 4 ? 8 : m->bitmap_bytes > 2 ? 4 : m->bitmap_bytes))
         outf(g, "    if (m->present >> %u) return \"presence bit set beyond the optional fields\";\n",
              (unsigned)m->optional_count);
@@ -683,7 +687,7 @@ static void gen_check(gen *g, const wk_colloq_message *m, const msgnames *mn)
 static void gen_write(gen *g, const wk_colloq_message *m, const msgnames *mn)
 {
     outf(g, "/* %s: writes the payload of *m (checked, sized) at p. */\n"
-            "static void %s(const %s *m, uint8_t *p)\n{\n", m->name, mn->write, mn->type);
+            "%s void %s(const %s *restrict m, uint8_t *restrict p)\n{\n", m->name, g->hot, mn->write, mn->type);
     if (!m->bitmap_bytes && !m->field_count) out(g, "    (void)m;\n    (void)p;\n");
     if (m->bitmap_bytes) {
         out(g, "    /* presence bitmap */\n");
@@ -715,8 +719,8 @@ static void gen_write(gen *g, const wk_colloq_message *m, const msgnames *mn)
         case WK_COLLOQ_F64: outf(g, "%s%s(p, %s(m->%s));\n%sp += 8;\n", ind, g->wr64, g->f64_bits, f, ind); break;
         default:
             outf(g, "%sp += wk_colloq_varint_put(p, m->%s.len);\n"
-                    "%sif (m->%s.len) memcpy(p, m->%s.ptr, m->%s.len);\n%sp += m->%s.len;\n",
-                 ind, f, ind, f, f, f, ind, f);
+                    "%s%s(p, m->%s.ptr, m->%s.len);\n%sp += m->%s.len;\n",
+                 ind, f, ind, g->copy, f, f, ind, f);
         }
         if (fd->optional) out(g, "    }\n");
     }
@@ -913,7 +917,7 @@ static void gen_frame_encode_decode(gen *g, const wk_colloq_message *m, const ms
 {
     if (used)
     outf(g, "/* %s: the whole frame [t][seq][payload_len][payload], checked; NEED_OUTPUT leaves out untouched. */\n"
-            "static wk_result %s(uint32_t t, uint64_t seq, const %s *m, wk_out *out, wk_error *err)\n{\n"
+            "%s wk_result %s(uint32_t t, uint64_t seq, const %s *m, wk_out *out, wk_error *err)\n{\n"
             "    const char *why = %s(m);\n"
             "    if (why) {\n        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, \"%s: %%s\", why);\n        return WK_ERROR;\n    }\n"
             "    const size_t n = %s(m);\n"
@@ -925,7 +929,7 @@ static void gen_frame_encode_decode(gen *g, const wk_colloq_message *m, const ms
             "    uint8_t *p = out->dst + out->pos;\n"
             "    p += wk_colloq_varint_put(p, t);\n    p += wk_colloq_varint_put(p, seq);\n"
             "    p += wk_colloq_varint_put(p, n);\n    %s(m, p);\n    out->pos += total;\n    return WK_DONE;\n}\n\n",
-         m->name, mn->frame, mn->type, mn->check, m->name, mn->size, mn->max, m->name, mn->write);
+         m->name, g->hot, mn->frame, mn->type, mn->check, m->name, mn->size, mn->max, m->name, mn->write);
     outf(g, "wk_result %s(const %s *m, wk_out *out, wk_error *err)\n{\n"
             "    const char *why = %s(m);\n"
             "    if (why) {\n        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, \"%s: %%s\", why);\n        return WK_ERROR;\n    }\n"
@@ -965,6 +969,24 @@ static void gen_helpers(gen *g)
             f32 |= t == WK_COLLOQ_F32;
             f64 |= t == WK_COLLOQ_F64;
         }
+    outf(g, "/* %s: inlined into the frame paths; %s: the failure paths, kept out of them. */\n"
+            "#if defined(__GNUC__)\n#define %s static inline __attribute__((always_inline))\n"
+            "#define %s static __attribute__((cold, noinline))\n#else\n#define %s static inline\n#define %s static\n#endif\n\n",
+         g->hot, g->cold, g->hot, g->cold, g->hot, g->cold);
+    bool var = false;
+    for (uint32_t i = 0; i < pl->message_count; i++)
+        for (uint32_t k = 0; k < pl->messages[i].field_count; k++) var |= is_var(pl->messages[i].fields[k].type);
+    if (var)
+        outf(g, "/* Copies n bytes of a string or bytes value: short ones inline, in loads and stores of the\n"
+                " * widths the receiver's UTF-8 check reads them with. */\n"
+                "%s void %s(uint8_t *restrict d, const uint8_t *restrict s, size_t n)\n{\n"
+                "    if (n >= 8 && n <= 16) {\n        uint64_t a, b;\n        memcpy(&a, s, 8);\n        memcpy(&b, s + n - 8, 8);\n"
+                "        memcpy(d, &a, 8);\n        memcpy(d + n - 8, &b, 8);\n"
+                "    } else if (n >= 4 && n < 8) {\n        uint32_t a, b;\n        memcpy(&a, s, 4);\n        memcpy(&b, s + n - 4, 4);\n"
+                "        memcpy(d, &a, 4);\n        memcpy(d + n - 4, &b, 4);\n"
+                "    } else if (n > 0 && n < 4) {\n        d[0] = s[0];\n        d[n >> 1] = s[n >> 1];\n        d[n - 1] = s[n - 1];\n"
+                "    } else if (n) {\n        memcpy(d, s, n);\n    }\n}\n\n",
+             g->hot, g->copy);
     if (w16 || w32 || w64) out(g, "/* Little-endian fixed-width fields and float bits. */\n");
     if (w16)
         outf(g, "static inline uint16_t %s(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }\n"
@@ -999,20 +1021,20 @@ static void gen_session(gen *g)
             "    s->failure = WK_OK;\n    s->failure_seq = 0;\n}\n\n",
          g->session_init, g->session, g->initial, pl->is_final[pl->initial] ? "true" : "false");
     outf(g, "/* The session has failed: the same failure again. */\n"
-            "static wk_result %s(const %s *s, wk_error *err)\n{\n"
+            "%s wk_result %s(const %s *s, wk_error *err)\n{\n"
             "    wk_error_set(err, s->failure, WK_NO_OFFSET, \"seq %%llu: session already failed (%%s)\",\n"
             "                 (unsigned long long)s->failure_seq, wk_colloq_failure_name(s->failure));\n"
-            "    return WK_ERROR;\n}\n\n", g->refail, g->session);
+            "    return WK_ERROR;\n}\n\n", g->cold, g->refail, g->session);
     outf(g, "/* Records failure `code` (offset off from the frame's first byte, or WK_NO_OFFSET). */\n"
-            "static wk_result %s(%s *s, wk_code code, uint64_t off, const char *why, wk_error *err)\n{\n"
+            "%s wk_result %s(%s *s, wk_code code, uint64_t off, const char *why, wk_error *err)\n{\n"
             "    s->failure = code;\n    s->failure_seq = s->next_seq;\n"
             "    wk_error_set(err, code, off, \"seq %%llu: %%s\", (unsigned long long)s->next_seq, why);\n"
-            "    return WK_ERROR;\n}\n\n", g->fail, g->session);
+            "    return WK_ERROR;\n}\n\n", g->cold, g->fail, g->session);
     if (pl->transition_count)
     outf(g, "/* A frame of the transition (from, role) that is not accepted: the first failed check in the\n"
             " * generic checker's order (after-final, wrong-state, wrong-sender, bad-sequence), else the\n"
             " * payload's failure `code` at `off`. */\n"
-            "static wk_result %s(%s *s, uint32_t from, uint32_t role, uint32_t sender, uint64_t seq,\n"
+            "%s wk_result %s(%s *s, uint32_t from, uint32_t role, uint32_t sender, uint64_t seq,\n"
             "                    wk_code code, uint64_t off, const char *why, wk_error *err)\n{\n"
             "    if (s->finished) return %s(s, WK_ERR_COLLOQ_AFTER_FINAL, WK_NO_OFFSET, \"frame after a final state\", err);\n"
             "    if (s->state != from)\n"
@@ -1022,13 +1044,13 @@ static void gen_session(gen *g)
             "    if (seq != s->next_seq)\n"
             "        return %s(s, WK_ERR_COLLOQ_BAD_SEQUENCE, WK_NO_OFFSET, \"sequence number is not the next one\", err);\n"
             "    return %s(s, code, off, why, err);\n}\n\n",
-         g->reject, g->session, g->fail, g->fail, g->fail, g->fail, g->fail);
+         g->cold, g->reject, g->session, g->fail, g->fail, g->fail, g->fail, g->fail);
     outf(g, "/* A frame header that cannot be read (non-minimal, over 10 bytes, above 2^64-1) at offset off. */\n"
-            "static wk_result %s(%s *s, uint64_t off, wk_error *err)\n{\n"
+            "%s wk_result %s(%s *s, uint64_t off, wk_error *err)\n{\n"
             "    if (s->finished) return %s(s, WK_ERR_COLLOQ_AFTER_FINAL, WK_NO_OFFSET, \"input after a final state\", err);\n"
             "    return %s(s, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, off,\n"
             "              \"frame header varint not minimal, longer than 10 bytes or above 2^64-1\", err);\n}\n\n",
-         g->bad_header, g->session, g->fail, g->fail);
+         g->cold, g->bad_header, g->session, g->fail, g->fail);
     outf(g, "wk_result %s(%s *s, const wk_in *rest, wk_error *err)\n{\n"
             "    if (s->failure) return %s(s, err);\n"
             "    if (!rest || rest->pos >= rest->size) return WK_DONE;\n"
@@ -1089,14 +1111,18 @@ static void gen_receive(gen *g)
 static void gen_send_encode(gen *g)
 {
     const wk_colloq_plan *pl = g->plan;
-    /* send */
+    /* send: each case does its own checks and updates (a common tail that stores `finished` on
+     * every frame would be read back by the next call's test of failure and finished, which the
+     * compiler merges into one wide load: a store-forwarding stall per frame) */
+    outf(g, "/* A transition the session cannot send now: nothing written, nothing changed. */\n"
+            "%s wk_result %s(wk_code code, uint32_t t, const char *why, wk_error *err)\n{\n"
+            "    wk_error_set(err, code, WK_NO_OFFSET, \"transition %%lu %%s\", (unsigned long)t, why);\n"
+            "    return WK_ERROR;\n}\n\n", g->cold, g->refuse);
     outf(g, "wk_result %s(%s *s, uint32_t sender, const %s *f, wk_out *out, wk_error *err)\n{\n"
-            "    if (s->failure || s->finished) {\n"
-            "        wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, \"%%s\", s->failure ? \"the session has failed\" : \"the session has finished\");\n"
-            "        return WK_ERROR;\n    }\n",
-         g->send, g->session, g->frame);
-    if (pl->transition_count)
-        out(g, "    uint32_t from = 0, role = 0, to = 0;\n    bool fin = false;\n    wk_result r = WK_ERROR;\n");
+            "    if (s->failure) return %s(WK_ERR_STATE, f->transition, \"cannot be sent: the session has failed\", err);\n"
+            "    if (s->finished) return %s(WK_ERR_STATE, f->transition, \"cannot be sent: the session has finished\", err);\n",
+         g->send, g->session, g->frame, g->refuse, g->refuse);
+    if (pl->transition_count) out(g, "    wk_result r;\n");
     out(g, "    (void)sender;\n    (void)out;\n    switch (f->transition) {\n");
     for (uint32_t t = 0; t < pl->transition_count; t++) {
         const wk_colloq_transition *tr = &pl->transitions[t];
@@ -1104,25 +1130,17 @@ static void gen_send_encode(gen *g)
         outf(g, "    case %s: /* ", g->tr[t]);
         out_transition_doc(g, t);
         out(g, " */\n");
-        outf(g, "        from = %s;\n        role = %s;\n        to = %s;\n        fin = %s;\n"
-                "        if (s->state != from || (sender != role && sender != WK_COLLOQ_SENDER_TRANSCRIPT)) break;\n"
-                "        r = %s(%s, s->next_seq, &f->as.%s, out, err);\n        break;\n",
-             g->state[tr->from], g->role[tr->sender], g->state[tr->to], pl->is_final[tr->to] ? "true" : "false",
-             mn->frame, g->tr[t], mn->member);
+        outf(g, "        if (s->state != %s) return %s(WK_ERR_STATE, f->transition, \"does not leave the current state\", err);\n"
+                "        if (sender != %s && sender != WK_COLLOQ_SENDER_TRANSCRIPT)\n"
+                "            return %s(WK_ERR_ARG, f->transition, \"is another role's\", err);\n"
+                "        if ((r = %s(%s, s->next_seq, &f->as.%s, out, err)) != WK_DONE) return r;\n"
+                "        s->state = %s;\n",
+             g->state[tr->from], g->refuse, g->role[tr->sender], g->refuse, mn->frame, g->tr[t], mn->member,
+             g->state[tr->to]);
+        if (pl->is_final[tr->to]) out(g, "        s->finished = true;\n");
+        out(g, "        s->next_seq++;\n        return WK_DONE;\n");
     }
-    out(g, "    default:\n        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, \"transition %lu is not in the plan\", (unsigned long)f->transition);\n"
-           "        return WK_ERROR;\n    }\n");
-    if (pl->transition_count) {
-        out(g, "    if (s->state != from) {\n"
-               "        wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, \"transition %lu does not leave the current state\", (unsigned long)f->transition);\n"
-               "        return WK_ERROR;\n    }\n"
-               "    if (sender != role && sender != WK_COLLOQ_SENDER_TRANSCRIPT) {\n"
-               "        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, \"transition %lu is another role's\", (unsigned long)f->transition);\n"
-               "        return WK_ERROR;\n    }\n"
-               "    if (r != WK_DONE) return r;\n"
-               "    s->state = to;\n    s->next_seq++;\n    s->finished = fin;\n    return WK_DONE;\n");
-    }
-    out(g, "}\n\n");
+    outf(g, "    default:\n        return %s(WK_ERR_ARG, f->transition, \"is not in the plan\", err);\n    }\n}\n\n", g->refuse);
     /* frame size and encode: grouped by message */
     outf(g, "size_t %s(const %s *f)\n{\n    size_t n;\n    switch (f->transition) {\n", g->frame_size, g->frame);
     for (uint32_t mi = 0; mi < pl->message_count; mi++) {
