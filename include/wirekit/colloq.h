@@ -200,16 +200,24 @@ static inline bool wk_colloq_utf8_valid(const uint8_t *q, size_t len, size_t *ba
 /* LEB128 (the binary frame's varints): bytes v takes in minimal form (1..10). */
 static inline unsigned wk_colloq_varint_len(uint64_t v)
 {
-    unsigned n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
+    if (v < 0x80) return 1;
+    if (v < 0x4000) return 2;
+    unsigned n = 3;
+    for (v >>= 21; v; v >>= 7) n++;
     return n;
 }
 /* Writes v in minimal LEB128 at dst (room for wk_colloq_varint_len(v) bytes); returns the count. */
 static inline unsigned wk_colloq_varint_put(uint8_t *dst, uint64_t v)
 {
+    if (v < 0x80) {
+        dst[0] = (uint8_t)v;
+        return 1;
+    }
+    if (v < 0x4000) {
+        dst[0] = (uint8_t)(v | 0x80);
+        dst[1] = (uint8_t)(v >> 7);
+        return 2;
+    }
     unsigned n = 0;
     while (v >= 0x80) {
         dst[n++] = (uint8_t)(v | 0x80);

@@ -733,6 +733,75 @@ static void out_bad(gen *g, const char *ind, const char *where, const char *why)
     outf(g, "%s        *off = (size_t)(%s - p0);\n%s        return \"%s\";\n%s    }\n", ind, where, ind, why, ind);
 }
 
+/* One field of a reader (field k of m): its bounds check unless !checked (a run's single
+ * check covered it), then its value and checks; ind is the extra indentation. */
+static void gen_read_field(gen *g, const wk_colloq_message *m, const msgnames *mn, uint32_t k,
+                           bool checked, const char *ind0)
+{
+    const wk_colloq_field *fd = &m->fields[k];
+    const char *f = FLD(k);
+    char indb[32];
+    snprintf(indb, sizeof indb, "%s    ", ind0);
+    const char *ind = indb;
+    (void)m;
+    outf(g, "%s    /* ", ind0);
+    out_field_doc(g, fd);
+    out(g, " */\n");
+    if (fd->optional) outf(g, "%s    if (present & %s) {\n", ind0, mn->has[k]);
+    else outf(g, "%s    {\n", ind0);
+    if (!is_var(fd->type) && checked) {
+        outf(g, "%s    if ((size_t)(pe - p) < %u) {\n", ind, (unsigned)fd->width);
+        out_bad(g, ind, "pe", "payload ends inside a fixed-width field");
+    }
+    switch (fd->type) {
+    case WK_COLLOQ_BOOL:
+        outf(g, "%s    if (p[0] > 1) {\n", ind);
+        out_bad(g, ind, "p", "bool byte is not 0 or 1");
+        outf(g, "%s    m->%s = p[0] != 0;\n%s    p += 1;\n", ind, f, ind);
+        break;
+    case WK_COLLOQ_U8: outf(g, "%s    m->%s = p[0];\n%s    p += 1;\n", ind, f, ind); break;
+    case WK_COLLOQ_I8: outf(g, "%s    m->%s = (int8_t)p[0];\n%s    p += 1;\n", ind, f, ind); break;
+    case WK_COLLOQ_U16: outf(g, "%s    m->%s = %s(p);\n%s    p += 2;\n", ind, f, g->rd16, ind); break;
+    case WK_COLLOQ_I16: outf(g, "%s    m->%s = (int16_t)%s(p);\n%s    p += 2;\n", ind, f, g->rd16, ind); break;
+    case WK_COLLOQ_U32: outf(g, "%s    m->%s = %s(p);\n%s    p += 4;\n", ind, f, g->rd32, ind); break;
+    case WK_COLLOQ_I32: outf(g, "%s    m->%s = (int32_t)%s(p);\n%s    p += 4;\n", ind, f, g->rd32, ind); break;
+    case WK_COLLOQ_U64: outf(g, "%s    m->%s = %s(p);\n%s    p += 8;\n", ind, f, g->rd64, ind); break;
+    case WK_COLLOQ_I64: outf(g, "%s    m->%s = (int64_t)%s(p);\n%s    p += 8;\n", ind, f, g->rd64, ind); break;
+    case WK_COLLOQ_F32:
+    case WK_COLLOQ_F64: {
+        bool f32 = fd->type == WK_COLLOQ_F32;
+        outf(g, "%s    const %s bits = %s(p);\n", ind, f32 ? "uint32_t" : "uint64_t", f32 ? g->rd32 : g->rd64);
+        if (f32) outf(g, "%s    if ((bits & 0x7f800000u) == 0x7f800000u) {\n", ind);
+        else outf(g, "%s    if ((bits & 0x7ff0000000000000u) == 0x7ff0000000000000u) {\n", ind);
+        out_bad(g, ind, "p", "float is NaN or infinite");
+        outf(g, "%s    memcpy(&m->%s, &bits, %u);\n%s    p += %u;\n", ind, f, f32 ? 4 : 8, ind, f32 ? 4 : 8);
+        break;
+    }
+    default: /* string, bytes: a varint length bounded by the payload, then the slice */
+        outf(g, "%s    const uint8_t *q = p;\n%s    uint64_t n;\n"
+                "%s    const int r = wk_colloq_varint_get(&q, pe, &n);\n"
+                "%s    if (r <= 0) {\n%s        *off = (size_t)((r < 0 ? q : pe) - p0);\n"
+                "%s        return r < 0 ? \"field length varint not minimal or too long\"\n"
+                "%s                     : \"payload ends inside a field length\";\n%s    }\n",
+             ind, ind, ind, ind, ind, ind, ind, ind);
+        outf(g, "%s    if (n > (uint64_t)(pe - q)) {\n", ind);
+        out_bad(g, ind, "p", "field length runs past the payload");
+        if (fd->type == WK_COLLOQ_STRING) {
+            outf(g, "%s    size_t bad = 0;\n%s    if (!wk_colloq_utf8_valid(q, (size_t)n, &bad)) {\n"
+                    "%s        *off = (size_t)(q - p0) + bad;\n%s        return \"string is not valid UTF-8\";\n"
+                    "%s    }\n", ind, ind, ind, ind, ind);
+        }
+        outf(g, "%s    m->%s.ptr = q;\n%s    m->%s.len = (size_t)n;\n%s    p = q + n;\n", ind, f, ind, f, ind);
+    }
+    if (fd->optional) {
+        outf(g, "%s    } else {\n", ind0);
+        if (is_var(fd->type)) outf(g, "%s        m->%s.ptr = NULL;\n%s        m->%s.len = 0;\n", ind0, f, ind0, f);
+        else if (fd->type == WK_COLLOQ_BOOL) outf(g, "%s        m->%s = false;\n", ind0, f);
+        else outf(g, "%s        m->%s = 0;\n", ind0, f);
+    }
+    outf(g, "%s    }\n", ind0);
+}
+
 static void gen_read(gen *g, const wk_colloq_message *m, const msgnames *mn)
 {
     outf(g, "/* %s: decodes the payload [p, pe) into *m: NULL, or why not with *off its offset from p. The\n"
@@ -762,65 +831,29 @@ static void gen_read(gen *g, const wk_colloq_message *m, const msgnames *mn)
         }
         outf(g, "    m->present = present;\n    p += %u;\n", B);
     }
-    for (uint32_t k = 0; k < m->field_count; k++) {
-        const wk_colloq_field *fd = &m->fields[k];
-        const char *f = FLD(k), *ind = "    ";
-        out(g, "    /* ");
-        out_field_doc(g, fd);
-        out(g, " */\n");
-        if (fd->optional) outf(g, "    if (present & %s) {\n", mn->has[k]);
-        else out(g, "    {\n");
-        if (!is_var(fd->type)) {
-            outf(g, "%s    if ((size_t)(pe - p) < %u) {\n", ind, (unsigned)fd->width);
-            out_bad(g, ind, "pe", "payload ends inside a fixed-width field");
+    for (uint32_t k = 0; k < m->field_count;) {
+        uint32_t e = k; /* [k, e): a run of fixed-width fields */
+        while (e < m->field_count && m->fields[e].width) e++;
+        if (e - k < 2) {
+            gen_read_field(g, m, mn, k, true, "");
+            k++;
+            continue;
         }
-        switch (fd->type) {
-        case WK_COLLOQ_BOOL:
-            outf(g, "%s    if (p[0] > 1) {\n", ind);
-            out_bad(g, ind, "p", "bool byte is not 0 or 1");
-            outf(g, "%s    m->%s = p[0] != 0;\n%s    p += 1;\n", ind, f, ind);
-            break;
-        case WK_COLLOQ_U8: outf(g, "%s    m->%s = p[0];\n%s    p += 1;\n", ind, f, ind); break;
-        case WK_COLLOQ_I8: outf(g, "%s    m->%s = (int8_t)p[0];\n%s    p += 1;\n", ind, f, ind); break;
-        case WK_COLLOQ_U16: outf(g, "%s    m->%s = %s(p);\n%s    p += 2;\n", ind, f, g->rd16, ind); break;
-        case WK_COLLOQ_I16: outf(g, "%s    m->%s = (int16_t)%s(p);\n%s    p += 2;\n", ind, f, g->rd16, ind); break;
-        case WK_COLLOQ_U32: outf(g, "%s    m->%s = %s(p);\n%s    p += 4;\n", ind, f, g->rd32, ind); break;
-        case WK_COLLOQ_I32: outf(g, "%s    m->%s = (int32_t)%s(p);\n%s    p += 4;\n", ind, f, g->rd32, ind); break;
-        case WK_COLLOQ_U64: outf(g, "%s    m->%s = %s(p);\n%s    p += 8;\n", ind, f, g->rd64, ind); break;
-        case WK_COLLOQ_I64: outf(g, "%s    m->%s = (int64_t)%s(p);\n%s    p += 8;\n", ind, f, g->rd64, ind); break;
-        case WK_COLLOQ_F32:
-        case WK_COLLOQ_F64: {
-            bool f32 = fd->type == WK_COLLOQ_F32;
-            outf(g, "%s    const %s bits = %s(p);\n", ind, f32 ? "uint32_t" : "uint64_t", f32 ? g->rd32 : g->rd64);
-            if (f32) outf(g, "%s    if ((bits & 0x7f800000u) == 0x7f800000u) {\n", ind);
-            else outf(g, "%s    if ((bits & 0x7ff0000000000000u) == 0x7ff0000000000000u) {\n", ind);
-            out_bad(g, ind, "p", "float is NaN or infinite");
-            outf(g, "%s    memcpy(&m->%s, &bits, %u);\n%s    p += %u;\n", ind, f, f32 ? 4 : 8, ind, f32 ? 4 : 8);
-            break;
-        }
-        default: /* string, bytes: a varint length bounded by the payload, then the slice */
-            outf(g, "%s    const uint8_t *q = p;\n%s    uint64_t n;\n"
-                    "%s    const int r = wk_colloq_varint_get(&q, pe, &n);\n"
-                    "%s    if (r <= 0) {\n%s        *off = (size_t)((r < 0 ? q : pe) - p0);\n"
-                    "%s        return r < 0 ? \"field length varint not minimal or too long\"\n"
-                    "%s                     : \"payload ends inside a field length\";\n%s    }\n",
-                 ind, ind, ind, ind, ind, ind, ind, ind);
-            outf(g, "%s    if (n > (uint64_t)(pe - q)) {\n", ind);
-            out_bad(g, ind, "p", "field length runs past the payload");
-            if (fd->type == WK_COLLOQ_STRING) {
-                outf(g, "%s    size_t bad = 0;\n%s    if (!wk_colloq_utf8_valid(q, (size_t)n, &bad)) {\n"
-                        "%s        *off = (size_t)(q - p0) + bad;\n%s        return \"string is not valid UTF-8\";\n"
-                        "%s    }\n", ind, ind, ind, ind, ind);
-            }
-            outf(g, "%s    m->%s.ptr = q;\n%s    m->%s.len = (size_t)n;\n%s    p = q + n;\n", ind, f, ind, f, ind);
-        }
-        if (fd->optional) {
-            out(g, "    } else {\n");
-            if (is_var(fd->type)) outf(g, "        m->%s.ptr = NULL;\n        m->%s.len = 0;\n", f, f);
-            else if (fd->type == WK_COLLOQ_BOOL) outf(g, "        m->%s = false;\n", f);
-            else outf(g, "        m->%s = 0;\n", f);
-        }
-        out(g, "    }\n");
+        /* a run: one bounds check when all of it is there (the usual case); else field by
+         * field, so a short payload fails where the generic decoder says */
+        uint32_t req = 0;
+        for (uint32_t i = k; i < e; i++)
+            if (!m->fields[i].optional) req += m->fields[i].width;
+        outf(g, "    /* %s .. %s: fixed width, one bounds check */\n    {\n        const size_t need = %u",
+             m->fields[k].name, m->fields[e - 1].name, (unsigned)req);
+        for (uint32_t i = k; i < e; i++)
+            if (m->fields[i].optional) outf(g, " + (present & %s ? %u : 0)", mn->has[i], (unsigned)m->fields[i].width);
+        out(g, ";\n        if ((size_t)(pe - p) >= need) {\n");
+        for (uint32_t i = k; i < e; i++) gen_read_field(g, m, mn, i, false, "        ");
+        out(g, "        } else {\n");
+        for (uint32_t i = k; i < e; i++) gen_read_field(g, m, mn, i, true, "        ");
+        out(g, "        }\n    }\n");
+        k = e;
     }
     out(g, "    if (p != pe) {\n");
     out_bad(g, "", "p", "trailing bytes after the last field");
@@ -980,7 +1013,9 @@ static void gen_helpers(gen *g)
         outf(g, "/* Copies n bytes of a string or bytes value: short ones inline, in loads and stores of the\n"
                 " * widths the receiver's UTF-8 check reads them with. */\n"
                 "%s void %s(uint8_t *restrict d, const uint8_t *restrict s, size_t n)\n{\n"
-                "    if (n >= 8 && n <= 16) {\n        uint64_t a, b;\n        memcpy(&a, s, 8);\n        memcpy(&b, s + n - 8, 8);\n"
+                "    if (n > 16 && n <= 32) {\n        uint8_t a[16], b[16];\n        memcpy(a, s, 16);\n        memcpy(b, s + n - 16, 16);\n"
+                "        memcpy(d, a, 16);\n        memcpy(d + n - 16, b, 16);\n"
+                "    } else if (n >= 8 && n <= 16) {\n        uint64_t a, b;\n        memcpy(&a, s, 8);\n        memcpy(&b, s + n - 8, 8);\n"
                 "        memcpy(d, &a, 8);\n        memcpy(d + n - 8, &b, 8);\n"
                 "    } else if (n >= 4 && n < 8) {\n        uint32_t a, b;\n        memcpy(&a, s, 4);\n        memcpy(&b, s + n - 4, 4);\n"
                 "        memcpy(d, &a, 4);\n        memcpy(d + n - 4, &b, 4);\n"
