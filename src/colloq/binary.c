@@ -157,8 +157,7 @@ wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_fr
     p += wk_colloq_varint_put(p, f->seq);
     p += wk_colloq_varint_put(p, plen);
     uint8_t *const base = p;
-    uint8_t *bitmap = p;
-    for (uint32_t k = 0; k < m->bitmap_bytes; k++) bitmap[k] = 0;
+    uint64_t present = 0; /* the presence bitmap (at most 64 optional fields), written at the end */
     p += m->bitmap_bytes;
     const wk_colloq_field *fd = m->fields;
     const wk_colloq_value *v = f->fields;
@@ -167,7 +166,7 @@ wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_fr
             if (!fd->optional) return encode_slow(m, f, out, err);
             continue;
         }
-        if (fd->optional) bitmap[fd->presence_bit >> 3] |= (uint8_t)(1u << (fd->presence_bit & 7));
+        if (fd->optional) present |= (uint64_t)1 << fd->presence_bit;
         switch (fd->type) {
         case WK_COLLOQ_BOOL: *p++ = v->as.b ? 1 : 0; break;
         case WK_COLLOQ_U8:
@@ -235,6 +234,7 @@ wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_fr
         }
     }
     if ((size_t)(p - base) != plen) return encode_slow(m, f, out, err); /* cannot happen */
+    for (uint32_t k = 0; k < m->bitmap_bytes; k++) base[k] = (uint8_t)(present >> (8 * k));
     out->pos += total;
     return WK_DONE;
 }
@@ -251,14 +251,15 @@ static inline void payload_bad(wk_colloq_frame *f, wk_code code, size_t off, con
 static void decode_payload(const wk_colloq_message *m, const uint8_t *p, const uint8_t *pe,
                            const uint8_t *frame_start, wk_colloq_frame *f)
 {
-    const uint8_t *bitmap = p;
     if ((size_t)(pe - p) < m->bitmap_bytes) {
         payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)(pe - frame_start),
                     "payload ends inside the presence bitmap");
         return;
     }
+    uint64_t present = 0; /* the presence bitmap as one word (at most 64 optional fields) */
+    for (uint32_t k = 0; k < m->bitmap_bytes; k++) present |= (uint64_t)p[k] << (8 * k);
     p += m->bitmap_bytes;
-    if ((m->optional_count & 7) && (bitmap[m->bitmap_bytes - 1] >> (m->optional_count % 8)) != 0) {
+    if ((m->optional_count & 7) && (present >> m->optional_count) != 0) {
         payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)(p - 1 - frame_start),
                     "presence bit set beyond the optional fields");
         return;
@@ -266,7 +267,7 @@ static void decode_payload(const wk_colloq_message *m, const uint8_t *p, const u
     const wk_colloq_field *fd = m->fields;
     wk_colloq_value *v = f->fields;
     for (uint32_t i = 0; i < m->field_count; i++, fd++, v++) {
-        if (fd->optional && !(bitmap[fd->presence_bit >> 3] & (1u << (fd->presence_bit & 7)))) {
+        if (fd->optional && !((present >> fd->presence_bit) & 1)) {
             v->present = false;
             continue;
         }
