@@ -62,6 +62,37 @@ static inline void put_le(uint8_t *p, uint64_t v, unsigned n)
     }
 }
 
+/* Copies n bytes of a string or bytes value: short ones inline (a libc call costs more than the
+ * copy), in loads and stores of the widths wk_colloq_utf8_valid reads them with. */
+static inline void copy_value(uint8_t *restrict d, const uint8_t *restrict s, size_t n)
+{
+    if (n > 16 && n <= 32) {
+        uint8_t a[16], b[16];
+        memcpy(a, s, 16);
+        memcpy(b, s + n - 16, 16);
+        memcpy(d, a, 16);
+        memcpy(d + n - 16, b, 16);
+    } else if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &b, 4);
+    } else if (n > 0 && n < 4) {
+        d[0] = s[0];
+        d[n >> 1] = s[n >> 1];
+        d[n - 1] = s[n - 1];
+    } else if (n) {
+        memcpy(d, s, n);
+    }
+}
+
 /* The two-pass encoder (values checked, sized, then written; out untouched unless the whole frame
  * fits): what the one-pass path falls back to for anything unusual, so errors read as before. */
 static wk_result encode_slow(const wk_colloq_message *m, const wk_colloq_frame *f, wk_out *out,
@@ -226,7 +257,7 @@ wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_fr
             size_t left = (size_t)(base + plen - p), vl = wk_colloq_varint_len(len);
             if (left < vl || left - vl < len) return encode_slow(m, f, out, err); /* size wrapped */
             p += wk_colloq_varint_put(p, len);
-            if (len) memcpy(p, v->as.s.ptr, len);
+            copy_value(p, v->as.s.ptr, len);
             p += len;
             break;
         }
