@@ -58,9 +58,6 @@
 #include "fuzz_check.h"
 
 /* Sanitizer runtime hooks, weak: absent (NULL) in builds without a sanitizer runtime. */
-int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
-                                              void (*free_hook)(const volatile void *))
-    __attribute__((weak));
 void __asan_poison_memory_region(void const volatile *addr, size_t size) __attribute__((weak));
 void __asan_unpoison_memory_region(void const volatile *addr, size_t size) __attribute__((weak));
 int __asan_address_is_poisoned(void const volatile *addr) __attribute__((weak));
@@ -224,14 +221,6 @@ static wk_colloq_plan *plans[PLAN_COUNT];
 static wk_colloq_decoder *decoders[PLAN_COUNT];
 static wk_colloq_decoder *json_decoders[PLAN_COUNT][2]; /* reference, compact */
 
-static volatile size_t malloc_calls;
-static void on_malloc(const volatile void *p, size_t n)
-{
-    (void)p;
-    (void)n;
-    malloc_calls++;
-}
-static void on_free(const volatile void *p) { (void)p; }
 
 /* The text of tests/colloq/fixtures/<name> (found from this source file's path), NUL-terminated
  * and malloc'd; NULL when it cannot be read. */
@@ -287,13 +276,7 @@ static void init(void)
     free(fx_moe);
     CHECK(plans[3]->transition_count == 2 * WIDE_MESSAGES + 1);
     /* the two instruments work: the hook counts, poisoning poisons exactly the bytes asked */
-    if (__sanitizer_install_malloc_and_free_hooks) {
-        CHECK(__sanitizer_install_malloc_and_free_hooks(on_malloc, on_free) != 0);
-        size_t m0 = malloc_calls;
-        void *volatile probe = malloc(7);
-        free(probe);
-        CHECK(malloc_calls == m0 + 1);
-    }
+    if (__sanitizer_install_malloc_and_free_hooks) CHECK(fuzz_count_allocations());
     if (__asan_poison_memory_region && __asan_address_is_poisoned) {
         uint8_t *probe = malloc(13);
         CHECK(probe);
@@ -614,9 +597,9 @@ static verdict pass_a(int pi, uint8_t mode, const uint8_t *w, size_t n)
     for (;;) {
         wk_in in = {w + pos, n - pos, 0};
         wk_error_clear(&err);
-        size_t m0 = malloc_calls;
+        size_t m0 = fuzz_malloc_calls;
         wk_result r = wk_colloq_binary_decode(plan, &in, &f, &err);
-        CHECK(malloc_calls == m0);
+        CHECK(fuzz_malloc_calls == m0);
         int rr = ref_decode(plan, w + pos, n - pos, &rf);
         if (r == WK_NEED_INPUT) {
             CHECK(rr == R_NEED);
@@ -666,7 +649,7 @@ static verdict pass_a(int pi, uint8_t mode, const uint8_t *w, size_t n)
                     CHECK(utf8_valid(f.fields[i].as.s.ptr, f.fields[i].as.s.len));
             }
             /* canonical: re-encoding gives the input bytes; never half a frame */
-            m0 = malloc_calls;
+            m0 = fuzz_malloc_calls;
             CHECK(wk_colloq_payload_size(plan, f.transition, &f) == f.payload_len);
             CHECK(in.pos <= sizeof enc);
             wk_out out = {enc, in.pos - 1, 0};
@@ -675,7 +658,7 @@ static verdict pass_a(int pi, uint8_t mode, const uint8_t *w, size_t n)
             out.size = in.pos;
             CHECK(wk_colloq_binary_encode(plan, &f, &out, &err) == WK_DONE);
             CHECK(out.pos == in.pos && memcmp(enc, w + pos, in.pos) == 0);
-            CHECK(malloc_calls == m0);
+            CHECK(fuzz_malloc_calls == m0);
         }
         /* the checker against the reference */
         uint32_t sender = sender_of(mode, v.accepted, plan, w + pos, n - pos);
@@ -683,9 +666,9 @@ static verdict pass_a(int pi, uint8_t mode, const uint8_t *w, size_t n)
         wk_code want =
             ref_check(plan, &rs, rf.transition, rf.seq, rf.payload_error, sender, &want_t);
         wk_error_clear(&err);
-        m0 = malloc_calls;
+        m0 = fuzz_malloc_calls;
         wk_code c = wk_colloq_check(&s, &f, sender, &err);
-        CHECK(malloc_calls == m0);
+        CHECK(fuzz_malloc_calls == m0);
         CHECK(c == want);
         if (c != WK_OK) {
             check_failure(&s, c, &err, v.accepted);
@@ -781,10 +764,10 @@ static verdict pass_c(const wk_colloq_plan *plan, wk_colloq_decoder *d, uint8_t 
     wk_error err;
     for (;;) {
         size_t start = in.pos;
-        size_t m0 = malloc_calls;
+        size_t m0 = fuzz_malloc_calls;
         uint32_t sender = sender_of(mode, v.accepted, plan, w + start, n - start);
         wk_result r = wk_colloq_session_step(&s, d, &in, sender, &f, &err);
-        CHECK(malloc_calls == m0);
+        CHECK(fuzz_malloc_calls == m0);
         if (r == WK_NEED_INPUT) {
             CHECK(in.pos == start);
             v.failure = wk_colloq_session_end(&s, n - in.pos, &err);

@@ -30,19 +30,6 @@
 #include "fgat.h"
 #include "fuzz_check.h"
 
-int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
-                                              void (*free_hook)(const volatile void *))
-    __attribute__((weak));
-
-static volatile size_t malloc_calls;
-static void on_malloc(const volatile void *p, size_t n)
-{
-    (void)p;
-    (void)n;
-    malloc_calls++;
-}
-static void on_free(const volatile void *p) { (void)p; }
-
 static wk_colloq_plan *plan;
 static wk_colloq_decoder *dec;
 static uint32_t busy, done_state;
@@ -62,13 +49,7 @@ static void init(void)
     busy = (uint32_t)wk_colloq_plan_state(plan, "Busy", 4);
     done_state = (uint32_t)wk_colloq_plan_state(plan, "End", 3);
     CHECK(busy == FGAT_STATE_Busy && done_state == FGAT_STATE_End);
-    if (__sanitizer_install_malloc_and_free_hooks) {
-        CHECK(__sanitizer_install_malloc_and_free_hooks(on_malloc, on_free) != 0);
-        size_t m0 = malloc_calls;
-        void *volatile probe = malloc(7);
-        free(probe);
-        CHECK(malloc_calls == m0 + 1);
-    }
+    if (__sanitizer_install_malloc_and_free_hooks) CHECK(fuzz_count_allocations());
 }
 
 static void start(uint8_t mode, uint8_t seq_byte, wk_colloq_session *s)
@@ -191,9 +172,9 @@ static verdict pass_a(uint8_t mode, uint8_t seq_byte, const uint8_t *data, size_
         wk_error_clear(&e1);
         wk_error_clear(&e2);
         wk_result r1 = wk_colloq_session_step(&s, dec, &a, sender, &f, &e1);
-        size_t m0 = malloc_calls;
+        size_t m0 = fuzz_malloc_calls;
         wk_result r2 = fgat_receive(&gs, sender, &b, &g, &e2);
-        CHECK(malloc_calls == m0);
+        CHECK(fuzz_malloc_calls == m0);
         CHECK(r1 == r2);
         CHECK(a.pos == b.pos);
         CHECK(same_session(&s, &gs));

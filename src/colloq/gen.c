@@ -1143,6 +1143,18 @@ static void gen_receive(gen *g)
     out(g, "}\n\n");
 }
 
+/* The case labels of the transitions that carry message mi; false when none does. */
+static bool out_cases(gen *g, uint32_t mi)
+{
+    bool any = false;
+    for (uint32_t t = 0; t < g->plan->transition_count; t++) {
+        if (g->plan->transitions[t].message != mi) continue;
+        outf(g, "    case %s:\n", g->tr[t]);
+        any = true;
+    }
+    return any;
+}
+
 static void gen_send_encode(gen *g)
 {
     const wk_colloq_plan *pl = g->plan;
@@ -1179,12 +1191,7 @@ static void gen_send_encode(gen *g)
     /* frame size and encode: grouped by message */
     outf(g, "size_t %s(const %s *f)\n{\n    size_t n;\n    switch (f->transition) {\n", g->frame_size, g->frame);
     for (uint32_t mi = 0; mi < pl->message_count; mi++) {
-        bool any = false;
-        for (uint32_t t = 0; t < pl->transition_count; t++) {
-            if (pl->transitions[t].message != mi) continue;
-            outf(g, "    case %s:\n", g->tr[t]);
-            any = true;
-        }
+        bool any = out_cases(g, mi);
         if (any)
             outf(g, "        n = %s(&f->as.%s);\n        break;\n", g->msg[mi].size, g->msg[mi].member);
     }
@@ -1193,12 +1200,7 @@ static void gen_send_encode(gen *g)
     outf(g, "wk_result %s(const %s *f, wk_out *out, wk_error *err)\n{\n    (void)out;\n    switch (f->transition) {\n",
          g->frame_encode, g->frame);
     for (uint32_t mi = 0; mi < pl->message_count; mi++) {
-        bool any = false;
-        for (uint32_t t = 0; t < pl->transition_count; t++) {
-            if (pl->transitions[t].message != mi) continue;
-            outf(g, "    case %s:\n", g->tr[t]);
-            any = true;
-        }
+        bool any = out_cases(g, mi);
         if (any)
             outf(g, "        return %s(f->transition, f->seq, &f->as.%s, out, err);\n", g->msg[mi].frame,
                  g->msg[mi].member);
@@ -1214,12 +1216,7 @@ static void gen_conversions(gen *g)
     if (pl->message_count) out(g, "    uint32_t n = 0;\n    size_t len = 0;\n");
     out(g, "    (void)f;\n    switch (g->transition) {\n");
     for (uint32_t mi = 0; mi < pl->message_count; mi++) {
-        bool any = false;
-        for (uint32_t t = 0; t < pl->transition_count; t++) {
-            if (pl->transitions[t].message != mi) continue;
-            outf(g, "    case %s:\n", g->tr[t]);
-            any = true;
-        }
+        bool any = out_cases(g, mi);
         if (any)
             outf(g, "        n = %u;\n        %s(&g->as.%s, f->fields);\n        len = %s(&g->as.%s);\n        break;\n",
                  (unsigned)pl->messages[mi].field_count, g->msg[mi].to, g->msg[mi].member, g->msg[mi].size,
@@ -1238,12 +1235,7 @@ static void gen_conversions(gen *g)
            "        return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, \"the frame carries a decoding problem\");\n"
            "    switch (f->transition) {\n");
     for (uint32_t mi = 0; mi < pl->message_count; mi++) {
-        bool any = false;
-        for (uint32_t t = 0; t < pl->transition_count; t++) {
-            if (pl->transitions[t].message != mi) continue;
-            outf(g, "    case %s:\n", g->tr[t]);
-            any = true;
-        }
+        bool any = out_cases(g, mi);
         if (!any) continue;
         outf(g, "        if (f->field_count != %u) {\n            why = \"field count differs from the schedule\";\n            break;\n        }\n"
                 "        why = %s(f->fields, &g->as.%s);\n        if (!why) why = %s(&g->as.%s);\n        break;\n",

@@ -3,42 +3,10 @@
  * plan differing only in a payload schedule has another identity and is refused at the preface);
  * canonical plans and identities against the model; verify_trace on valid and invalid traces.
  * Usage: test_colloq_fixtures FIXTURES_DIR */
-#include "wk_test.h"
-#include <wirekit/colloq.h>
+#include "colloq_fixture.h"
 
-static const char *dir;
 static int scenarios_run;
 
-static char *slurp(const char *rel, size_t *len)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
-    size_t n = 0;
-    unsigned char *b = wk_test_read_file(path, &n);
-    if (!b) {
-        fprintf(stderr, "cannot read %s\n", path);
-        return NULL;
-    }
-    b = realloc(b, n + 1);
-    b[n] = 0;
-    if (len) *len = n;
-    return (char *)b;
-}
-
-static wk_colloq_plan *plan_of(const char *conv)
-{
-    size_t n;
-    char *text = slurp(conv, &n);
-    if (!text) return NULL;
-    wk_colloq_plan *p = NULL;
-    wk_error err;
-    if (wk_colloq_plan_compile(text, n, &p, &err) != WK_OK) {
-        char buf[256];
-        fprintf(stderr, "%s: %s\n", conv, wk_error_format(&err, buf, sizeof buf));
-    }
-    free(text);
-    return p;
-}
 
 /* Runs one transcript; returns the trace text (malloc'd). senders: role index per frame or NULL.
  * bytewise: feed the input one byte more per NEED_INPUT. *status: 0 clean, 2 failure, 3 truncated. */

@@ -20,8 +20,7 @@
  *   - per-message _encode/_decode (all-types) against the generic frame's payload;
  *   - zero allocations in receive and send.
  * Usage: test_colloq_generated FIXTURES_DIR */
-#include "wk_test.h"
-#include <wirekit/colloq.h>
+#include "colloq_fixture.h"
 #include <math.h>
 
 #include "wk_alloc_wrap.h"
@@ -31,7 +30,6 @@
 #include "gnm.h"
 #include "gts.h"
 
-static const char *dir;
 static int printed;
 
 /* A check that may run millions of times: counted, the first 40 failures printed. */
@@ -156,30 +154,6 @@ typedef union gframe {
 /* ---------------------------------------------------------------------------------------------
  * Helpers
  * ------------------------------------------------------------------------------------------- */
-static char *slurp(const char *rel, size_t *len)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
-    size_t n = 0;
-    unsigned char *b = wk_test_read_file(path, &n);
-    if (!b) return NULL;
-    b = realloc(b, n + 1);
-    b[n] = 0;
-    if (len) *len = n;
-    return (char *)b;
-}
-
-static wk_colloq_plan *plan_of(const char *conv)
-{
-    size_t n;
-    char *text = slurp(conv, &n);
-    if (!text) return NULL;
-    wk_colloq_plan *p = NULL;
-    wk_error err;
-    if (wk_colloq_plan_compile(text, n, &p, &err) != WK_OK) p = NULL;
-    free(text);
-    return p;
-}
 
 static uint64_t rng = 0x19191919u;
 static uint64_t rnd(void)
