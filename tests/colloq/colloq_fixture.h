@@ -41,4 +41,25 @@ static wk_colloq_plan *plan_of(const char *conv)
     free(text);
     return p;
 }
+/* Calls fn for every scenario of transcripts/index.txt ("name conversation status [wires=...]":
+ * status 0, 2, 3 or live:N; wires NULL for all three). Returns the number listed, -1 when the
+ * index cannot be read. */
+static int for_each_scenario(void (*fn)(const char *name, const char *conv, const char *status,
+                                        const char *wires))
+{
+    char *idx = slurp("transcripts/index.txt", NULL);
+    if (!idx) return -1;
+    char *save = NULL;
+    int listed = 0;
+    for (char *line = strtok_r(idx, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] == '#') continue;
+        char name[128], conv[128], st[16], ws[64];
+        int got = sscanf(line, "%127s %127s %15s %63s", name, conv, st, ws);
+        if (got < 3) continue;
+        listed++;
+        fn(name, conv, st, got == 4 ? ws : NULL);
+    }
+    free(idx);
+    return listed;
+}
 #endif

@@ -275,19 +275,7 @@ int main(int argc, char **argv)
     check_plan("chat.json", "chat");
     check_plan("all-types.json", "all-types");
     check_plan("gen-names.json", "gen-names");
-    char *idx = slurp("transcripts/index.txt", NULL);
-    if (!idx) return 1;
-    char *save = NULL;
-    int listed = 0;
-    for (char *line = strtok_r(idx, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        if (line[0] == '#') continue;
-        char name[128], conv[128], st[16], ws[64];
-        int got = sscanf(line, "%127s %127s %15s %63s", name, conv, st, ws);
-        if (got < 3) continue;
-        listed++;
-        check_scenario(name, conv, st, got == 4 ? ws : NULL);
-    }
-    free(idx);
+    int listed = for_each_scenario(check_scenario);
     CHECKF(listed >= 23 && scenarios_run == listed, "%d of %d scenarios ran", scenarios_run, listed);
     check_schedule_variants();
     check_invalid_traces();

@@ -440,20 +440,8 @@ static void fixture_scenario(const char *name, const char *conv, const char *sta
 
 static void test_fixtures(void)
 {
-    char *idx = slurp("transcripts/index.txt", NULL);
-    REQUIRE(idx != NULL);
-    char *save = NULL;
-    int n = 0;
-    for (char *line = strtok_r(idx, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        if (line[0] == '#') continue;
-        char name[128], conv[128], st[16], ws[64];
-        int got = sscanf(line, "%127s %127s %15s %63s", name, conv, st, ws);
-        if (got < 3) continue;
-        fixture_scenario(name, conv, st, got == 4 ? ws : NULL);
-        n++;
-    }
+    int n = for_each_scenario(fixture_scenario);
     CHECKF(n >= 23, "%d fixture scenarios", n);
-    free(idx);
 }
 
 /* ---------------------------------------------------------------------------------------------
