@@ -15,6 +15,12 @@
  *                 duplicate, missing required field, out of range, bad hex: malformed); then
  *                 wk_colloq_check
  *   binary        wk_colloq_binary_encode; wk_colloq_binary_decode (borrowed) + wk_colloq_check
+ *   generated     the plan's codec generated as C by `wirekit colloq gen` at build time (bts, bmoe:
+ *                 bench/colloq/*.json, bench/CMakeLists.txt): the application fills the message
+ *                 structs, <prefix>_send checks the transition against the sender's session and
+ *                 writes the frame, <prefix>_receive decodes and checks it (the generic codec's
+ *                 checks, kinds and offsets); only in colloq_bench (the CLI's `colloq bench` links
+ *                 this file without generated code and reports it n/a)
  *   handwritten   a fixed C struct layout per message, written and read directly with no plan and
  *                 the same checks (message, state, sender, sequence, ceiling, exact length, UTF-8)
  * Workloads:
@@ -26,14 +32,18 @@
  *   moe       a mixture-of-experts router session: 100 rounds of one Route frame (u64, u32, u16,
  *             32 bytes) fanned out to 8 Expert frames (u64, u8, f32, 32 bytes, an optional string
  *             on some), then Finish: many small frames, both roles.
- * Metrics per frame: ns (median of N repetitions; every variant back to back in each repetition,
- * the order rotating; each timing repeats the operation until it lasts 40 ms), frames/s, bytes on
+ * Metrics per frame: ns of thread CPU time (median of N repetitions; every variant back to back
+ * in each repetition, the order rotating; each timing repeats the operation until it lasts 40 ms
+ * of CPU time), frames/s, bytes on
  * the wire (JSON lines with their '\n'), allocations (malloc/calloc/realloc of the process, json-c
  * and yajl included, counted in one untimed run: bench/colloq_alloc_count.c). Ratios are medians of
  * the per-repetition ratios. Every variant's decoded values are compared with the source once,
  * outside the timed region, and every session must end in its final state.
- * Gates (issue 7): binary warm exchange <= 1.25x hand-written (aim 1.10x); binary isolated checked
- * transition >= 1.5x faster than compact (aim 3x); zero allocations per binary frame. */
+ * Gates (issue 19): generated warm exchange <= 1.10x hand-written (aim 1.0x); generic binary warm
+ * exchange <= 2.0x; generated MoE fan-out <= 1.25x; generated isolated checked transition >= 3x
+ * faster than compact; zero allocations per generated frame. And issue 7's (RFC-0005 criteria 3-4):
+ * binary warm exchange <= 1.25x hand-written (aim 1.10x); binary isolated checked transition >= 1.5x
+ * faster than compact (aim 3x); zero allocations per binary frame. */
 #include "colloq_bench_core.h"
 #include <wirekit/colloq.h>
 #ifdef WK_COLLOQ_BENCH_GENERATED
