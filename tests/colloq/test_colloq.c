@@ -1063,6 +1063,102 @@ static void test_duplicates(void)
     CHECKF(strncmp(err.msg, "$.transitions[1].to: duplicate key", 34) == 0, "%s", err.msg);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* The generator's API (the generated code itself: test_generated.c, cli_test.py). */
+typedef struct fail_alloc {
+    long left; /* allocations that succeed; then every one fails */
+    long live;
+} fail_alloc;
+static void *fa_alloc(void *o, size_t n)
+{
+    fail_alloc *f = o;
+    if (f->left-- <= 0) return NULL;
+    f->live++;
+    return malloc(n);
+}
+static void fa_free(void *o, void *p)
+{
+    fail_alloc *f = o;
+    if (p) f->live--;
+    free(p);
+}
+
+static void test_codegen(void)
+{
+    wk_error err;
+    char buf[80];
+    CHECK(wk_colloq_codegen_default_prefix(ts, buf, sizeof buf) == 12 && strcmp(buf, "token_stream") == 0);
+    wk_colloq_codegen_params prm = {"tsx", NULL, NULL};
+    size_t hn = 0, cn = 0;
+    CHECK(wk_colloq_codegen_size(ts, &prm, WK_COLLOQ_CODEGEN_HEADER, &hn, &err) == WK_OK && hn > 1000);
+    CHECK(wk_colloq_codegen_size(ts, &prm, WK_COLLOQ_CODEGEN_SOURCE, &cn, &err) == WK_OK && cn > hn);
+    uint8_t *out = malloc(cn + 16);
+    memset(out, 0xAA, cn + 16);
+    wk_out o = {out, cn - 1, 0};
+    CHECK(wk_colloq_codegen_write(ts, &prm, WK_COLLOQ_CODEGEN_SOURCE, &o, &err) == WK_NEED_OUTPUT && o.pos == 0 &&
+          out[0] == 0xAA);
+    o = (wk_out){out, cn + 16, 3};
+    CHECK(wk_colloq_codegen_write(ts, &prm, WK_COLLOQ_CODEGEN_SOURCE, &o, &err) == WK_DONE && o.pos == cn + 3 &&
+          out[cn + 3] == 0xAA && memcmp(out + 3, "/* The binary", 13) == 0);
+    CHECK(strstr((char *)out + 3, "#include \"tsx.h\"") != NULL);
+    prm.header_name = "gen/tsx.h";
+    o = (wk_out){out, cn + 16, 0};
+    CHECK(wk_colloq_codegen_write(ts, &prm, WK_COLLOQ_CODEGEN_SOURCE, &o, &err) == WK_DONE);
+    out[o.pos < cn + 16 ? o.pos : cn + 15] = 0;
+    CHECK(strstr((char *)out, "#include \"gen/tsx.h\"") != NULL);
+    free(out);
+    static const char *const bad[] = {"", "1x", "a-b", "a b", "x\"", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        wk_colloq_codegen_params b = {bad[i], NULL, NULL};
+        CHECKF(wk_colloq_codegen_size(ts, &b, WK_COLLOQ_CODEGEN_HEADER, &hn, &err) == WK_ERR_ARG, "prefix %zu", i);
+    }
+    wk_colloq_codegen_params q = {"ok", "bad\"name.h", NULL};
+    CHECK(wk_colloq_codegen_size(ts, &q, WK_COLLOQ_CODEGEN_SOURCE, &hn, &err) == WK_ERR_ARG);
+    /* the same bytes with the default prefix (NULL params) */
+    size_t d1 = 0;
+    CHECK(wk_colloq_codegen_size(ts, NULL, WK_COLLOQ_CODEGEN_HEADER, &d1, &err) == WK_OK && d1 > 0);
+    /* every allocation failure is WK_ERR_NOMEM with nothing leaked; enough memory gives the bytes */
+    bool reached = false;
+    for (long n = 0; n < 200 && !reached; n++) {
+        fail_alloc fa = {n, 0};
+        wk_allocator a = {fa_alloc, fa_free, &fa};
+        wk_colloq_codegen_params pa = {"tsx", NULL, &a};
+        size_t sz = 0;
+        wk_code rc = wk_colloq_codegen_size(moe, &pa, WK_COLLOQ_CODEGEN_SOURCE, &sz, &err);
+        CHECKF(rc == WK_OK || rc == WK_ERR_NOMEM, "allocation %ld: %s", n, wk_error_name(rc));
+        CHECKF(fa.live == 0, "allocation %ld: %ld blocks left", n, fa.live);
+        if (rc == WK_OK) {
+            reached = true;
+            uint8_t *b = malloc(sz);
+            fail_alloc fb = {n, 0};
+            wk_allocator a2 = {fa_alloc, fa_free, &fb};
+            pa.allocator = &a2;
+            wk_out ob = {b, sz, 0};
+            /* write needs one more block (its text buffer) */
+            wk_result r = wk_colloq_codegen_write(moe, &pa, WK_COLLOQ_CODEGEN_SOURCE, &ob, &err);
+            CHECK((r == WK_ERROR && err.code == WK_ERR_NOMEM && ob.pos == 0) || (r == WK_DONE && ob.pos == sz));
+            CHECK(fb.live == 0);
+            fb = (fail_alloc){n + 1, 0};
+            ob.pos = 0;
+            CHECK(wk_colloq_codegen_write(moe, &pa, WK_COLLOQ_CODEGEN_SOURCE, &ob, &err) == WK_DONE && ob.pos == sz);
+            CHECK(fb.live == 0);
+            free(b);
+        }
+    }
+    CHECK(reached);
+    /* a v0 plan has no binary codec */
+    char *v0 = malloc(ts->canonical_len + 8);
+    memcpy(v0, ts->canonical, ts->canonical_len + 1);
+    char *cut = strstr(v0, ",\"binary\"],\"payload_schedules\"");
+    REQUIRE(cut != NULL);
+    strcpy(cut, "]}}");
+    wk_colloq_plan *p = NULL;
+    CHECK(wk_colloq_plan_load(v0, strlen(v0), &p, &err) == WK_OK);
+    CHECK(wk_colloq_codegen_size(p, NULL, WK_COLLOQ_CODEGEN_HEADER, &hn, &err) == WK_ERR_ARG);
+    wk_colloq_plan_free(p);
+    free(v0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -1085,6 +1181,7 @@ int main(int argc, char **argv)
     test_preface();
     test_checker();
     test_duplicates();
+    test_codegen();
     test_reencode();
     test_v0_plan();
     test_zero_allocations();
