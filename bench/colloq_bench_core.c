@@ -16,7 +16,7 @@
  *                 wk_colloq_check
  *   binary        wk_colloq_binary_encode; wk_colloq_binary_decode (borrowed) + wk_colloq_check
  *   generated     the plan's codec generated as C by `wirekit colloq gen` at build time (bts, bmoe:
- *                 bench/colloq/*.json, bench/CMakeLists.txt): the application fills the message
+ *                 bench/colloq/token-stream.json, moe-router.json; bench/CMakeLists.txt): the application fills the message
  *                 structs, <prefix>_send checks the transition against the sender's session and
  *                 writes the frame, <prefix>_receive decodes and checks it (the generic codec's
  *                 checks, kinds and offsets); only in colloq_bench (the CLI's `colloq bench` links
