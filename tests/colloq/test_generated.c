@@ -368,8 +368,9 @@ static void fixture_scenario(const char *name, const char *conv, const char *sta
         wk_code c2 = gp->pcheck(t, pl, WK_COLLOQ_ROLE_ANY, &r2, &e2);
         CHECKF(c1 == WK_OK && c2 == WK_OK && r1 == r2, "%s: preface", name);
         free(t);
-        size_t n;
+        size_t n = 0;
         uint8_t *b = body_of(rel, &n);
+        REQUIRE(b != NULL);
         long f0 = lockstep(gp, plan, b, n, live ? senders : NULL, ns, false, name);
         long f1 = lockstep(gp, plan, b, n, live ? senders : NULL, ns, true, name);
         CHECKF(f0 >= 0 && f0 == f1, "%s: %ld / %ld frames", name, f0, f1);
@@ -414,7 +415,7 @@ static void fixture_scenario(const char *name, const char *conv, const char *sta
             wk_error err;
             for (int w = 0; w < 2; w++) {
                 snprintf(rel, sizeof rel, "transcripts/%s.%s", name, w ? "compact" : "reference");
-                size_t jn;
+                size_t jn = 0;
                 uint8_t *jb = body_of(rel, &jn);
                 REQUIRE(jb != NULL);
                 wk_colloq_decoder *d = wk_colloq_decoder_new(plan, (wk_colloq_wire)w, &err);
@@ -1039,7 +1040,7 @@ static void test_per_message(const wk_colloq_plan *plan)
  * ------------------------------------------------------------------------------------------- */
 static void test_zero_allocations(const wk_colloq_plan *ts)
 {
-    size_t n;
+    size_t n = 0;
     uint8_t *b = body_of("transcripts/ts-valid.binary", &n);
     REQUIRE(b != NULL);
     static gts_session s, tx;
