@@ -24,9 +24,10 @@ static inline void jw_byte(jw *w, char c)
     if (w->len < w->cap) w->buf[w->len] = c;
     w->len++;
 }
+/* n bytes at p (p may be NULL when n is 0: an empty string or bytes value a caller left NULL). */
 static inline void jw_mem(jw *w, const void *p, size_t n)
 {
-    if (w->len < w->cap) {
+    if (n && w->len < w->cap) {
         size_t room = w->cap - w->len;
         memcpy(w->buf + w->len, p, n < room ? n : room);
     }

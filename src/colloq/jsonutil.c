@@ -24,6 +24,10 @@ void jw_json_string(jw *w, const char *s, size_t n)
 {
     static const char hexd[] = "0123456789abcdef";
     jw_byte(w, '"');
+    if (!n) { /* s may be NULL: no arithmetic on it */
+        jw_byte(w, '"');
+        return;
+    }
     size_t run = 0; /* start of the pending run of bytes that need no escape */
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
