@@ -1,5 +1,5 @@
-/* Colloq plan codec (RFC-0005) benchmark: reference, compact (json-c and yajl), binary and a
- * hand-written baseline in one run. The measuring code is colloq_bench_core.c, shared with
+/* Colloq plan codec (RFC-0005) benchmark: reference, compact (json-c and yajl), binary, the
+ * generated codec (issue 19) and a hand-written baseline in one run. The measuring code is colloq_bench_core.c, shared with
  * `wirekit colloq bench`; see its top comment for the method and docs/benchmarks.md for a run.
  *
  * usage: colloq_bench [--quick] [--json] [--reps N (default 11)]

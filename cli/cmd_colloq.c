@@ -3,7 +3,7 @@
  * stdout, `plan <identity>` on stderr), `colloq run` (a transcript on stdin checked frame by
  * frame, its trace on stdout), `colloq convert` (a transcript re-encoded into another wire) and
  * `colloq verify` (a trace file checked against a plan). `colloq bench` is in
- * cmd_colloq_bench.c.
+ * cmd_colloq_bench.c, `colloq gen` in cmd_colloq_gen.c.
  *
  * Transcripts are streamed: stdin is read in 64 KiB chunks and frames are decoded as they
  * complete, so a binary transcript of any length runs in memory bounded by its largest frame.
@@ -437,7 +437,8 @@ static const char convert_help[] =
     "each frame is decoded and encoded again as it is. The session is not checked: frames in the\n"
     "wrong state, with a wrong sequence number or after a final state are carried over unchanged,\n"
     "so `colloq run` reports the same trace on both sides. A frame that cannot be re-encoded\n"
-    "(unknown transition, malformed envelope or payload, payload too large) stops the conversion.\n"
+    "(unknown transition, a reference frame whose sender names no transition, malformed envelope\n"
+    "or payload, payload too large) stops the conversion.\n"
     "Exit status: 0 converted, 2 a frame or the preface cannot be converted (one stderr line),\n"
     "3 the input ended inside a frame or the preface, 1 usage or local failure.\n";
 
@@ -473,6 +474,12 @@ static int convert_stream(const wk_colloq_plan *plan, wk_colloq_wire from, wk_co
             if (f->transition == WK_COLLOQ_NO_TRANSITION) {
                 wk_error_set(&err, WK_ERR_COLLOQ_UNKNOWN_TRANSITION, frame_start,
                              "the frame's transition is not in the plan");
+                rc = fail_input(&err);
+                goto done;
+            }
+            if (f->sender_mismatch) { /* a reference frame whose sender names no transition */
+                wk_error_set(&err, WK_ERR_COLLOQ_WRONG_SENDER, frame_start,
+                             "the frame's sender names no transition from its state on its message");
                 rc = fail_input(&err);
                 goto done;
             }
@@ -597,6 +604,8 @@ static const wk_cli_command commands[] = {
     {"run", "--plan P --wire W: check a transcript on stdin, print its trace (JSON lines)", cmd_run},
     {"convert", "--plan P --from W --to W: re-encode a transcript (stdin to stdout)", cmd_convert},
     {"verify", "--plan P TRACE: check a trace file against the plan", cmd_verify},
+    {"gen", "--plan P [--prefix NAME] [--out-dir DIR]: the plan's binary codec as C (NAME.h, NAME.c)",
+     wk_cli_colloq_gen},
     {"bench", "[--json]: reference, compact, binary and hand-written codecs side by side",
      wk_cli_colloq_bench},
 };

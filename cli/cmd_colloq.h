@@ -14,4 +14,6 @@
  * (the line names the error and the JSON path). */
 wk_colloq_plan *colloq_load_plan(const char *path, int *rc);
 /* `wirekit colloq bench` (cmd_colloq_bench.c) is declared in cli.h. */
+/* `wirekit colloq gen` (cmd_colloq_gen.c): the plan's binary codec as C; argv[0] = "gen". */
+int wk_cli_colloq_gen(int argc, char **argv);
 #endif

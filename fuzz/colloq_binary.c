@@ -32,15 +32,15 @@
  *   - decode, check and encode allocate nothing (a malloc hook counts every allocation of the
  *     process while they run; available under the sanitizers, skipped in plain replay builds);
  *   - wk_colloq_check agrees with a reference checker (order after-final, unknown-transition,
- *     wrong-state, wrong-sender (a binary frame names its transition, so the sibling rule of
- *     decision 8 for reference frames does not apply), bad-sequence, then the decoder's payload
+ *     wrong-state, wrong-sender (live: the transition's role must be the frame's sender),
+ *     bad-sequence, then the decoder's payload
  *     verdict): same failure code, or accepted with the same transition, next
  *     state, next seq and finished flag; failures are one of the eight kinds, PeerProtocol, keep
  *     failure_seq = frames accepted, and stay (checking again repeats them);
  *   - the first two accepted frames of an input (JSON_CROSS_FRAMES: the JSON path is most of
  *     the cost) encode in both JSON envelopes (one line, within WK_COLLOQ_JSON_LINE_MAX); the
- *     line decodes with no error to the same seq and transition (reference frames name state and
- *     message: the same pair) and payload size, and its values re-encode in binary to exactly the
+ *     line decodes with no error to the same seq and transition (reference frames name state,
+ *     message and sender) and payload size, and its values re-encode in binary to exactly the
  *     frame's bytes (the three encodings carry the same values, criterion 1);
  *   - the end: NEED_INPUT with bytes left is truncated (after-final once finished), a header error
  *     recorded through wk_colloq_session_fail is after-final once finished; a clean end is OK.
@@ -58,9 +58,6 @@
 #include "fuzz_check.h"
 
 /* Sanitizer runtime hooks, weak: absent (NULL) in builds without a sanitizer runtime. */
-int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
-                                              void (*free_hook)(const volatile void *))
-    __attribute__((weak));
 void __asan_poison_memory_region(void const volatile *addr, size_t size) __attribute__((weak));
 void __asan_unpoison_memory_region(void const volatile *addr, size_t size) __attribute__((weak));
 int __asan_address_is_poisoned(void const volatile *addr) __attribute__((weak));
@@ -224,14 +221,6 @@ static wk_colloq_plan *plans[PLAN_COUNT];
 static wk_colloq_decoder *decoders[PLAN_COUNT];
 static wk_colloq_decoder *json_decoders[PLAN_COUNT][2]; /* reference, compact */
 
-static volatile size_t malloc_calls;
-static void on_malloc(const volatile void *p, size_t n)
-{
-    (void)p;
-    (void)n;
-    malloc_calls++;
-}
-static void on_free(const volatile void *p) { (void)p; }
 
 /* The text of tests/colloq/fixtures/<name> (found from this source file's path), NUL-terminated
  * and malloc'd; NULL when it cannot be read. */
@@ -287,13 +276,7 @@ static void init(void)
     free(fx_moe);
     CHECK(plans[3]->transition_count == 2 * WIDE_MESSAGES + 1);
     /* the two instruments work: the hook counts, poisoning poisons exactly the bytes asked */
-    if (__sanitizer_install_malloc_and_free_hooks) {
-        CHECK(__sanitizer_install_malloc_and_free_hooks(on_malloc, on_free) != 0);
-        size_t m0 = malloc_calls;
-        void *volatile probe = malloc(7);
-        free(probe);
-        CHECK(malloc_calls == m0 + 1);
-    }
+    if (__sanitizer_install_malloc_and_free_hooks) CHECK(fuzz_count_allocations());
     if (__asan_poison_memory_region && __asan_address_is_poisoned) {
         uint8_t *probe = malloc(13);
         CHECK(probe);
@@ -494,8 +477,7 @@ static wk_code ref_check(const wk_colloq_plan *plan, const ref_session *s, uint3
     if (t == WK_COLLOQ_NO_TRANSITION) return WK_ERR_COLLOQ_UNKNOWN_TRANSITION;
     const wk_colloq_transition *tr = &plan->transitions[t];
     if (tr->from != s->state) return WK_ERR_COLLOQ_WRONG_STATE;
-    /* a binary frame names its transition: no sibling lookup (that is for reference frames, which
-     * name only state and message) */
+    /* a binary frame names its transition, and with it its sender */
     if (sender != WK_COLLOQ_SENDER_TRANSCRIPT && tr->sender != sender)
         return WK_ERR_COLLOQ_WRONG_SENDER;
     if (seq != s->next_seq) return WK_ERR_COLLOQ_BAD_SEQUENCE;
@@ -572,8 +554,8 @@ static bool values_equal(const wk_colloq_field *fd, const wk_colloq_value *a,
 #define JSON_CROSS_FRAMES 2
 
 /* An accepted frame (bytes fb[0..n)) through both JSON envelopes: it encodes, the line decodes
- * with no error to the same seq and transition (reference: the same state and message), and the
- * decoded values re-encode in binary to exactly the frame's bytes. */
+ * with no error to the same seq and transition (the reference envelope names it by state,
+ * message and sender), and the decoded values re-encode in binary to exactly the frame's bytes. */
 static void cross_json(int pi, const wk_colloq_frame *f, const uint8_t *fb, size_t n)
 {
     static char line[WK_COLLOQ_DEFAULT_MAX_PAYLOAD * 6 + 4096];
@@ -589,14 +571,9 @@ static void cross_json(int pi, const wk_colloq_frame *f, const uint8_t *fb, size
         CHECK(line[out.pos - 1] == '\n' && memchr(line, '\n', out.pos - 1) == NULL);
         CHECK(wk_colloq_decoder_decode_line(json_decoders[pi][k], line, out.pos - 1, &g, &err) ==
               WK_OK);
-        CHECK(g.payload_error == WK_OK && g.seq == f->seq);
-        CHECK(g.transition < plan->transition_count);
-        const wk_colloq_transition *a = &plan->transitions[g.transition];
-        const wk_colloq_transition *b = &plan->transitions[f->transition];
-        if (k) CHECK(g.transition == f->transition);
-        CHECK(a->from == b->from && a->message == b->message);
+        CHECK(g.payload_error == WK_OK && g.seq == f->seq && !g.sender_mismatch);
+        CHECK(g.transition == f->transition);
         CHECK(wk_colloq_payload_size(plan, g.transition, &g) == f->payload_len);
-        g.transition = f->transition;
         wk_out bo = {enc, sizeof enc, 0};
         CHECK(wk_colloq_binary_encode(plan, &g, &bo, &err) == WK_DONE);
         CHECK(bo.pos == n && memcmp(enc, fb, n) == 0);
@@ -620,9 +597,9 @@ static verdict pass_a(int pi, uint8_t mode, const uint8_t *w, size_t n)
     for (;;) {
         wk_in in = {w + pos, n - pos, 0};
         wk_error_clear(&err);
-        size_t m0 = malloc_calls;
+        size_t m0 = fuzz_malloc_calls;
         wk_result r = wk_colloq_binary_decode(plan, &in, &f, &err);
-        CHECK(malloc_calls == m0);
+        CHECK(fuzz_malloc_calls == m0);
         int rr = ref_decode(plan, w + pos, n - pos, &rf);
         if (r == WK_NEED_INPUT) {
             CHECK(rr == R_NEED);
@@ -672,7 +649,7 @@ static verdict pass_a(int pi, uint8_t mode, const uint8_t *w, size_t n)
                     CHECK(utf8_valid(f.fields[i].as.s.ptr, f.fields[i].as.s.len));
             }
             /* canonical: re-encoding gives the input bytes; never half a frame */
-            m0 = malloc_calls;
+            m0 = fuzz_malloc_calls;
             CHECK(wk_colloq_payload_size(plan, f.transition, &f) == f.payload_len);
             CHECK(in.pos <= sizeof enc);
             wk_out out = {enc, in.pos - 1, 0};
@@ -681,7 +658,7 @@ static verdict pass_a(int pi, uint8_t mode, const uint8_t *w, size_t n)
             out.size = in.pos;
             CHECK(wk_colloq_binary_encode(plan, &f, &out, &err) == WK_DONE);
             CHECK(out.pos == in.pos && memcmp(enc, w + pos, in.pos) == 0);
-            CHECK(malloc_calls == m0);
+            CHECK(fuzz_malloc_calls == m0);
         }
         /* the checker against the reference */
         uint32_t sender = sender_of(mode, v.accepted, plan, w + pos, n - pos);
@@ -689,9 +666,9 @@ static verdict pass_a(int pi, uint8_t mode, const uint8_t *w, size_t n)
         wk_code want =
             ref_check(plan, &rs, rf.transition, rf.seq, rf.payload_error, sender, &want_t);
         wk_error_clear(&err);
-        m0 = malloc_calls;
+        m0 = fuzz_malloc_calls;
         wk_code c = wk_colloq_check(&s, &f, sender, &err);
-        CHECK(malloc_calls == m0);
+        CHECK(fuzz_malloc_calls == m0);
         CHECK(c == want);
         if (c != WK_OK) {
             check_failure(&s, c, &err, v.accepted);
@@ -787,10 +764,10 @@ static verdict pass_c(const wk_colloq_plan *plan, wk_colloq_decoder *d, uint8_t 
     wk_error err;
     for (;;) {
         size_t start = in.pos;
-        size_t m0 = malloc_calls;
+        size_t m0 = fuzz_malloc_calls;
         uint32_t sender = sender_of(mode, v.accepted, plan, w + start, n - start);
         wk_result r = wk_colloq_session_step(&s, d, &in, sender, &f, &err);
-        CHECK(malloc_calls == m0);
+        CHECK(fuzz_malloc_calls == m0);
         if (r == WK_NEED_INPUT) {
             CHECK(in.pos == start);
             v.failure = wk_colloq_session_end(&s, n - in.pos, &err);

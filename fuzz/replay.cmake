@@ -9,3 +9,8 @@ foreach(t ${WK_FUZZ_TARGETS})
   target_link_libraries(replay_${t} PRIVATE wirekit_static)
   add_test(NAME fuzz_replay_${t} COMMAND replay_${t} ${CMAKE_CURRENT_LIST_DIR}/corpus/${t})
 endforeach()
+# colloq_generated links the codec generated at build time for all-types.json (as in CMakeLists.txt).
+wk_colloq_generate(fgat ${CMAKE_SOURCE_DIR}/tests/colloq/fixtures/all-types.json
+                   ${CMAKE_BINARY_DIR}/fuzz_replay_gen fgat_replay_src)
+target_sources(replay_colloq_generated PRIVATE ${fgat_replay_src})
+target_include_directories(replay_colloq_generated PRIVATE ${CMAKE_BINARY_DIR}/fuzz_replay_gen)

@@ -20,4 +20,5 @@ set(WK_FUZZ_TARGETS
   moqt_roundtrip
   colloq_binary
   colloq_compile
+  colloq_generated
 )

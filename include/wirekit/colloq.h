@@ -9,6 +9,7 @@
  *     plan-derived binary frame (borrowed decode, no allocation per frame)
  *   - the checker (one code path for all three encodings) and its typed failures
  *   - traces: JSON lines written, parsed back, verified against a plan
+ *   - a generator of per-plan binary codecs as C (decision 16)
  *
  * Decisions (where the spec leaves room):
  *   1. Failure kinds are error codes: WK_ERR_COLLOQ_UNKNOWN_TRANSITION .. WK_ERR_COLLOQ_AFTER_FINAL
@@ -18,8 +19,10 @@
  *      decoding). Decoders do not fail on payload content: they record it in the frame
  *      (payload_error) and wk_colloq_check reports it after the header checks, so the failure kind
  *      is the same whichever encoding carried the frame. A frame whose envelope cannot be read at
- *      all (not JSON, no/invalid "seq"/"t"/"state"/"message"/"payload" key, unknown envelope key,
- *      non-minimal or over-long header varint) is malformed-payload, reported by the decoder.
+ *      all (not JSON, no/invalid "seq"/"t"/"state"/"message"/"sender"/"payload" key, unknown or
+ *      duplicate envelope key, non-minimal or over-long header varint) is malformed-payload,
+ *      reported by the decoder; a duplicate key inside the payload is a payload problem
+ *      (malformed-payload after the header checks, like any other payload error).
  *   3. Reaching a final state finishes the session: any further frame (or partial frame, or
  *      undecodable line) is after-final. A transition leaving a final state is a compile error.
  *   4. The failure's seq is the session's next expected sequence number (= accepted frames), the
@@ -36,17 +39,20 @@
  *   7. Integers in JSON must be JSON integers (no fraction/exponent) within the type's range,
  *      exact over the whole u64/i64 range. Bytes are lowercase hex in what we write; hex in either
  *      case is accepted on read. Presence bitmap bits beyond the optional count must be 0.
- *   8. A reference frame names (state, message), not a transition. The decoder resolves it to the
- *      lowest transition id with that (from, message); wk_colloq_check, given a live sender, moves
- *      to the sibling transition (same from and message) of that sender if there is one. In a
- *      transcript (WK_COLLOQ_SENDER_TRANSCRIPT) such an ambiguous (from, message) resolves to the
- *      lowest id: conversations meant for transcripts should not have one. A state/message pair
- *      with no transition is unknown-transition.
+ *   8. A reference frame names its transition by (state, message, sender) (spec, revised: the
+ *      envelope carries "sender", always written, always required). A state or message the plan
+ *      does not have, or a (state, message) no transition leaves on, is unknown-transition. When
+ *      transitions leave that state on that message but none from that sender (a role the plan
+ *      does not have included), the frame is wrong-sender: the decoder names the lowest of those
+ *      transitions and sets sender_mismatch, and wk_colloq_check reports wrong-sender in its
+ *      usual place (after after-final, unknown-transition and wrong-state). In a live session the
+ *      frame's transition must also be the live sender's, in every encoding.
  *   9. Names of roles, states, messages and fields are [A-Za-z_][A-Za-z0-9_]*; the conversation's
  *      name is any non-empty string. At most WK_COLLOQ_MAX_FIELDS fields per message;
  *      max_payload in 1..WK_COLLOQ_MAX_PAYLOAD_LIMIT. Unknown keys are compile errors.
  *  10. Compile errors: wk_error.msg starts with the JSON path ("$.transitions[2].to: ...");
- *      offset is a byte offset only for JSON syntax errors. Category Usage.
+ *      offset is a byte offset only for JSON syntax errors and duplicate keys (the repeated key;
+ *      WK_ERR_COLLOQ_DUPLICATE "$.messages.Token: duplicate key"). Category Usage.
  *  11. The canonical plan (spec "Plan"): sorted keys, no insignificant whitespace, strings with
  *      only '"', '\\' and control characters escaped (\b \f \n \r \t, else \u00xx), UTF-8 as is:
  *        {"colloq":"plan/v0","final":[..],"initial":"..","messages":{"M":{"fields":[{"name":..,
@@ -71,9 +77,33 @@
  *      buffer in a wk_colloq_decoder (created once); the binary path allocates nothing.
  *  15. JSON input goes through json-c (strict mode, UTF-8 validated) after a lexical pre-check
  *      for what json-c lets through: numbers with leading zeros, integers beyond 64 bits (json-c
- *      saturates them), NaN/Infinity, raw control characters in strings. Known json-c limits we
- *      keep: a duplicate key in an object is not detected (the last one wins), a lone \uD800
- *      escape becomes U+FFFD. Trailing whitespace (a CR before the LF) is allowed on a line.
+ *      saturates them), NaN/Infinity, raw control characters in strings. Duplicate keys: json-c
+ *      keeps the last of two equal keys silently, so the pre-check counts the members of every
+ *      object in the text and the document must hold as many (two keys are equal when json-c
+ *      decodes them to the same string). A duplicate is refused everywhere JSON is read: frame
+ *      envelopes and payloads (malformed-payload, decision 2), prefaces (WK_ERR_COLLOQ_PREFACE),
+ *      trace lines (WK_ERR_COLLOQ_TRACE), conversations and plans (WK_ERR_COLLOQ_DUPLICATE with
+ *      the JSON path). A known json-c limit we keep: a lone \uD800 escape becomes U+FFFD.
+ *      Trailing whitespace (a CR before the LF) is allowed on a line.
+ *
+ *  16. Generated codecs (`wirekit colloq gen`, wk_colloq_codegen_*): one header and one source per
+ *      plan, binary wire only, needing nothing but this header. Names: the prefix (default: the
+ *      plan's name made an identifier) then the plan's own names: types and functions
+ *      <p>_<Message>, <p>_<Message>_size/_encode/_decode, <p>_receive, <p>_send, ...; macros and
+ *      enum constants in the upper-case prefix: <P>_ROLE_<r>, <P>_STATE_<s>, <P>_MSG_<m>,
+ *      <P>_T_<from>_<message>_<sender>, <P>_<Message>_HAS_<field>. A struct member that is a C
+ *      keyword, a macro of the included headers or another generated name gets '_' appended
+ *      (int -> int_, NULL -> NULL_, present -> present_); one C or we reserve (_Bool, __x, WK_x)
+ *      gets an 'x' in front; when two generated file-scope names would be equal, the later one
+ *      gets _2, _3, ... (a message A_size beside A: <p>_A_size_2). Presence bits: one per optional
+ *      field in the smallest unsigned type that holds them, bit i = the wire bitmap's bit i.
+ *      Checks, failure kinds and offsets are the generic decoder's and checker's, step for step
+ *      (tested against them on every fixture, 100,000 random frames per plan and their
+ *      mutations). Encoders differ in one way: a generated encoder (and frame_from_colloq)
+ *      refuses, as WK_ERR_ARG, a field or payload above the message's ceiling, which the
+ *      generic encoder writes and every receiver refuses (payload-too-large). _send also checks
+ *      the transition against the sender's session (WK_ERR_STATE, WK_ERR_ARG) and writes the
+ *      session's next sequence number. The code embeds the canonical plan (<p>_plan_canonical).
  *
  * Lifetimes: a plan owns all its memory (wk_colloq_plan_free); frames borrow: binary string/bytes
  * values point into the caller's input buffer, JSON ones into the decoder (valid until its next
@@ -83,6 +113,7 @@
 #define WIREKIT_COLLOQ_H
 
 #include <wirekit/common.h>
+#include <string.h> /* memcpy in the inline helpers */
 
 #ifdef __cplusplus
 extern "C" {
@@ -134,6 +165,88 @@ const char *wk_colloq_failure_name(wk_code code);
 wk_code wk_colloq_failure_code(const char *name, size_t len);
 /* True for the eight failure codes (740-747). */
 bool wk_colloq_is_failure(wk_code code);
+
+/* ---------------------------------------------------------------------------------------------
+ * Inline helpers of the binary frame, shared by the library and generated codecs
+ * (`wirekit colloq gen`): LEB128 varints and UTF-8 validation. Read only the bytes they are
+ * given.
+ * ------------------------------------------------------------------------------------------- */
+/* True when q[0..len) is valid UTF-8: wk_utf8_valid with an inline ASCII pre-check, 8 bytes at a
+ * time, short strings in one or two overlapping loads (every byte of q[0..len) is looked at, none
+ * outside it; q may be NULL when len is 0). A string with any high bit set goes whole to the full
+ * validator, so *bad (may be NULL) is what wk_utf8_valid reports. */
+static inline bool wk_colloq_utf8_valid(const uint8_t *q, size_t len, size_t *bad)
+{
+    uint64_t acc;
+    if (len >= 8) {
+        for (size_t k = 0; k + 8 <= len; k += 8) {
+            uint64_t w;
+            memcpy(&w, q + k, 8);
+            if (w & 0x8080808080808080ull) return wk_utf8_valid(q, len, bad);
+        }
+        memcpy(&acc, q + len - 8, 8);
+    } else if (len >= 4) {
+        uint32_t a, b;
+        memcpy(&a, q, 4);
+        memcpy(&b, q + len - 4, 4);
+        acc = a | b;
+    } else {
+        acc = len ? (uint64_t)(q[0] | q[len >> 1] | q[len - 1]) : 0;
+    }
+    if (acc & 0x8080808080808080ull) return wk_utf8_valid(q, len, bad);
+    return true;
+}
+
+/* LEB128 (the binary frame's varints): bytes v takes in minimal form (1..10). */
+static inline unsigned wk_colloq_varint_len(uint64_t v)
+{
+    if (v < 0x80) return 1;
+    if (v < 0x4000) return 2;
+    unsigned n = 3;
+    for (v >>= 21; v; v >>= 7) n++;
+    return n;
+}
+/* Writes v in minimal LEB128 at dst (room for wk_colloq_varint_len(v) bytes); returns the count. */
+static inline unsigned wk_colloq_varint_put(uint8_t *dst, uint64_t v)
+{
+    if (v < 0x80) {
+        dst[0] = (uint8_t)v;
+        return 1;
+    }
+    if (v < 0x4000) {
+        dst[0] = (uint8_t)(v | 0x80);
+        dst[1] = (uint8_t)(v >> 7);
+        return 2;
+    }
+    unsigned n = 0;
+    while (v >= 0x80) {
+        dst[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    dst[n++] = (uint8_t)v;
+    return n;
+}
+/* Reads a minimal LEB128 varint from [*p, end). 1: ok (*p advanced); 0: input ends inside it;
+ * -1: malformed (non-minimal, longer than 10 bytes or above 2^64-1), *p at the bad byte.
+ * wk_colloq_varint_get_slow is the whole rule (out of line); the inline function takes the 1- and
+ * 2-byte forms itself (every transition id, length and sequence number below 16384). */
+int wk_colloq_varint_get_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v);
+static inline int wk_colloq_varint_get(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+    const uint8_t *p = *pp;
+    if (p < end && *p < 0x80) {
+        *v = *p;
+        *pp = p + 1;
+        return 1;
+    }
+    if (end - p >= 2 && p[1] < 0x80 && p[1] != 0) { /* p[0] >= 0x80 here; p[1] = 0 is not minimal */
+        *v = (uint64_t)(p[0] & 0x7F) | (uint64_t)p[1] << 7;
+        *pp = p + 2;
+        return 1;
+    }
+    return wk_colloq_varint_get_slow(pp, end, v);
+}
+
 
 /* ---------------------------------------------------------------------------------------------
  * Plan (read-only after compile; every pointer is owned by the plan)
@@ -264,9 +377,11 @@ typedef struct wk_colloq_frame {
     const char *payload_error_reason; /* static text, or NULL */
     size_t payload_len;    /* binary: the frame's payload_len; JSON: the computed binary size */
     wk_colloq_value fields[WK_COLLOQ_MAX_FIELDS]; /* [i] = schedule field i */
-    bool by_name;          /* set by the reference decoder: the transition was resolved from
-                              (state, message), so check() may move to the sender's sibling
-                              (decision 8); false for compact/binary (the id is explicit) */
+    bool sender_mismatch;  /* set by the reference decoder when the frame's "sender" names no
+                              transition from its (state, message) while others do: transition
+                              is then the lowest of those, and wk_colloq_check reports
+                              wrong-sender after the state check (decision 8); always false for
+                              compact and binary frames (the id names the sender) */
 } wk_colloq_frame;
 
 /* Starts a frame for transition t (which must be < transition_count) with sequence seq: field_count
@@ -352,11 +467,12 @@ typedef struct wk_colloq_session {
 
 /* Starts a session at the plan's initial state, seq 0. */
 void wk_colloq_session_init(wk_colloq_session *s, const wk_colloq_plan *plan);
-/* Checks frame f sent by role `sender` (WK_COLLOQ_SENDER_TRANSCRIPT: the transition's role).
- * WK_OK: accepted; state and next_seq advance; f->transition is the accepted id (see decision 8).
+/* Checks frame f sent by role `sender` (WK_COLLOQ_SENDER_TRANSCRIPT: the transition's role; a
+ * live role must be the transition's, and for a reference frame the one its "sender" names).
+ * WK_OK: accepted; state and next_seq advance (f->transition is the accepted id).
  * Otherwise the failure code (740-747, err set with seq and reason) and the session is over:
  * later calls return the same failure. */
-wk_code wk_colloq_check(wk_colloq_session *s, wk_colloq_frame *f, uint32_t sender,
+wk_code wk_colloq_check(wk_colloq_session *s, const wk_colloq_frame *f, uint32_t sender,
                         wk_error *err);
 /* Records a failure found outside check (a decoder's WK_ERROR code, or truncated): becomes
  * after-final when the session had finished. Returns the recorded code. */
@@ -423,6 +539,37 @@ typedef struct wk_colloq_verify_report {
  * NULL) and err (message names the entry index and why) say which entry. */
 wk_code wk_colloq_verify_trace(const wk_colloq_plan *plan, const wk_colloq_trace *t,
                                wk_colloq_verify_report *rep, wk_error *err);
+
+/* ---------------------------------------------------------------------------------------------
+ * Code generation (`wirekit colloq gen`): the binary codec of one plan as C (decision 16).
+ * ------------------------------------------------------------------------------------------- */
+typedef enum wk_colloq_codegen_part {
+    WK_COLLOQ_CODEGEN_HEADER = 0, /* <prefix>.h: types, constants, prototypes */
+    WK_COLLOQ_CODEGEN_SOURCE = 1  /* <prefix>.c: the code; #includes the header */
+} wk_colloq_codegen_part;
+
+typedef struct wk_colloq_codegen_params {
+    const char *prefix;            /* [A-Za-z_][A-Za-z0-9_]*, 1..64 characters: every generated
+                                      name starts with it (macros with it in upper case); NULL:
+                                      wk_colloq_codegen_default_prefix */
+    const char *header_name;       /* what the source #includes; NULL: "<prefix>.h" */
+    const wk_allocator *allocator; /* the generator's working memory; NULL: malloc */
+} wk_colloq_codegen_params;
+
+/* The default prefix of plan (borrowed): its name with each run of characters outside
+ * [A-Za-z0-9] as one '_', "c_" in front when it does not start with a letter or '_', at most
+ * about 32 characters ("token-stream" -> "token_stream"). Writes it into buf (snprintf
+ * convention: returns the length needed). */
+size_t wk_colloq_codegen_default_prefix(const wk_colloq_plan *plan, char *buf, size_t cap);
+/* Bytes one part of plan's generated code takes (into *size). WK_OK, WK_ERR_ARG (bad prefix or
+ * header name, a v0 plan without schedules) or WK_ERR_NOMEM. */
+wk_code wk_colloq_codegen_size(const wk_colloq_plan *plan, const wk_colloq_codegen_params *params,
+                               wk_colloq_codegen_part part, size_t *size, wk_error *err);
+/* Writes one part of plan's generated code (C text, no NUL) at out->dst + out->pos: WK_DONE
+ * (pos advanced), WK_NEED_OUTPUT (out untouched; wk_colloq_codegen_size says how much), or
+ * WK_ERROR (as wk_colloq_codegen_size). The same plan and params always give the same bytes. */
+wk_result wk_colloq_codegen_write(const wk_colloq_plan *plan, const wk_colloq_codegen_params *params,
+                                  wk_colloq_codegen_part part, wk_out *out, wk_error *err);
 
 #ifdef __cplusplus
 }

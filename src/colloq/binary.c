@@ -6,6 +6,32 @@
 #include "colloq/colloq_internal.h"
 #include <math.h>
 
+int wk_colloq_varint_get_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+    const uint8_t *p = *pp;
+    uint64_t x = 0;
+    for (unsigned i = 0; i < WK_COLLOQ_VARINT_MAX_LEN; i++) {
+        if (p + i >= end) return 0;
+        uint8_t b = p[i];
+        if (i == 9 && b > 1) {
+            *pp = p + i;
+            return -1;
+        }
+        x |= (uint64_t)(b & 0x7F) << (7 * i);
+        if (!(b & 0x80)) {
+            if (i > 0 && b == 0) {
+                *pp = p + i;
+                return -1;
+            }
+            *v = x;
+            *pp = p + i + 1;
+            return 1;
+        }
+    }
+    *pp = p + 9;
+    return -1;
+}
+
 /* Little-endian load of a fixed width (1, 2, 4 or 8): constant shifts compile to one load. */
 static inline uint64_t get_le(const uint8_t *p, unsigned n)
 {
@@ -36,6 +62,37 @@ static inline void put_le(uint8_t *p, uint64_t v, unsigned n)
     }
 }
 
+/* Copies n bytes of a string or bytes value: short ones inline (a libc call costs more than the
+ * copy), in loads and stores of the widths wk_colloq_utf8_valid reads them with. */
+static inline void copy_value(uint8_t *restrict d, const uint8_t *restrict s, size_t n)
+{
+    if (n > 16 && n <= 32) {
+        uint8_t a[16], b[16];
+        memcpy(a, s, 16);
+        memcpy(b, s + n - 16, 16);
+        memcpy(d, a, 16);
+        memcpy(d + n - 16, b, 16);
+    } else if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &b, 4);
+    } else if (n > 0 && n < 4) {
+        d[0] = s[0];
+        d[n >> 1] = s[n >> 1];
+        d[n - 1] = s[n - 1];
+    } else if (n) {
+        memcpy(d, s, n);
+    }
+}
+
 /* The two-pass encoder (values checked, sized, then written; out untouched unless the whole frame
  * fits): what the one-pass path falls back to for anything unusual, so errors read as before. */
 static wk_result encode_slow(const wk_colloq_message *m, const wk_colloq_frame *f, wk_out *out,
@@ -47,13 +104,13 @@ static wk_result encode_slow(const wk_colloq_message *m, const wk_colloq_frame *
         return WK_ERROR;
     }
     size_t plen = colloq_payload_size(m, f);
-    size_t total = colloq_varint_len(f->transition) + colloq_varint_len(f->seq) +
-                   colloq_varint_len(plen) + plen;
+    size_t total = wk_colloq_varint_len(f->transition) + wk_colloq_varint_len(f->seq) +
+                   wk_colloq_varint_len(plen) + plen;
     if (out->pos > out->size || out->size - out->pos < total) return WK_NEED_OUTPUT;
     uint8_t *p = out->dst + out->pos;
-    p += colloq_varint_put(p, f->transition);
-    p += colloq_varint_put(p, f->seq);
-    p += colloq_varint_put(p, plen);
+    p += wk_colloq_varint_put(p, f->transition);
+    p += wk_colloq_varint_put(p, f->seq);
+    p += wk_colloq_varint_put(p, plen);
     uint8_t *bitmap = p;
     for (uint32_t k = 0; k < m->bitmap_bytes; k++) bitmap[k] = 0;
     p += m->bitmap_bytes;
@@ -85,7 +142,7 @@ static wk_result encode_slow(const wk_colloq_message *m, const wk_colloq_frame *
         }
         case WK_COLLOQ_STRING:
         case WK_COLLOQ_BYTES:
-            p += colloq_varint_put(p, v->as.s.len);
+            p += wk_colloq_varint_put(p, v->as.s.len);
             if (v->as.s.len) memcpy(p, v->as.s.ptr, v->as.s.len);
             p += v->as.s.len;
             break;
@@ -103,7 +160,7 @@ static inline size_t payload_size_fast(const wk_colloq_message *m, const wk_coll
     const wk_colloq_value *v = f->fields;
     for (uint32_t i = 0; i < m->field_count; i++, fd++, v++) {
         if (!v->present) continue;
-        n += fd->width ? fd->width : colloq_varint_len(v->as.s.len) + v->as.s.len;
+        n += fd->width ? fd->width : wk_colloq_varint_len(v->as.s.len) + v->as.s.len;
     }
     return n;
 }
@@ -123,16 +180,15 @@ wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_fr
     if (f->field_count != m->field_count || out->pos > out->size)
         return encode_slow(m, f, out, err);
     size_t plen = payload_size_fast(m, f);
-    size_t total = colloq_varint_len(f->transition) + colloq_varint_len(f->seq) +
-                   colloq_varint_len(plen) + plen;
+    size_t total = wk_colloq_varint_len(f->transition) + wk_colloq_varint_len(f->seq) +
+                   wk_colloq_varint_len(plen) + plen;
     if (out->size - out->pos < total) return encode_slow(m, f, out, err);
     uint8_t *p = out->dst + out->pos;
-    p += colloq_varint_put(p, f->transition);
-    p += colloq_varint_put(p, f->seq);
-    p += colloq_varint_put(p, plen);
+    p += wk_colloq_varint_put(p, f->transition);
+    p += wk_colloq_varint_put(p, f->seq);
+    p += wk_colloq_varint_put(p, plen);
     uint8_t *const base = p;
-    uint8_t *bitmap = p;
-    for (uint32_t k = 0; k < m->bitmap_bytes; k++) bitmap[k] = 0;
+    uint64_t present = 0; /* the presence bitmap (at most 64 optional fields), written at the end */
     p += m->bitmap_bytes;
     const wk_colloq_field *fd = m->fields;
     const wk_colloq_value *v = f->fields;
@@ -141,7 +197,7 @@ wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_fr
             if (!fd->optional) return encode_slow(m, f, out, err);
             continue;
         }
-        if (fd->optional) bitmap[fd->presence_bit >> 3] |= (uint8_t)(1u << (fd->presence_bit & 7));
+        if (fd->optional) present |= (uint64_t)1 << fd->presence_bit;
         switch (fd->type) {
         case WK_COLLOQ_BOOL: *p++ = v->as.b ? 1 : 0; break;
         case WK_COLLOQ_U8:
@@ -196,12 +252,12 @@ wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_fr
         case WK_COLLOQ_BYTES: {
             size_t len = v->as.s.len;
             if (len && !v->as.s.ptr) return encode_slow(m, f, out, err);
-            if (fd->type == WK_COLLOQ_STRING && !colloq_utf8_valid(v->as.s.ptr, len, NULL))
+            if (fd->type == WK_COLLOQ_STRING && !wk_colloq_utf8_valid(v->as.s.ptr, len, NULL))
                 return encode_slow(m, f, out, err);
-            size_t left = (size_t)(base + plen - p), vl = colloq_varint_len(len);
+            size_t left = (size_t)(base + plen - p), vl = wk_colloq_varint_len(len);
             if (left < vl || left - vl < len) return encode_slow(m, f, out, err); /* size wrapped */
-            p += colloq_varint_put(p, len);
-            if (len) memcpy(p, v->as.s.ptr, len);
+            p += wk_colloq_varint_put(p, len);
+            copy_value(p, v->as.s.ptr, len);
             p += len;
             break;
         }
@@ -209,6 +265,7 @@ wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_fr
         }
     }
     if ((size_t)(p - base) != plen) return encode_slow(m, f, out, err); /* cannot happen */
+    for (uint32_t k = 0; k < m->bitmap_bytes; k++) base[k] = (uint8_t)(present >> (8 * k));
     out->pos += total;
     return WK_DONE;
 }
@@ -225,14 +282,15 @@ static inline void payload_bad(wk_colloq_frame *f, wk_code code, size_t off, con
 static void decode_payload(const wk_colloq_message *m, const uint8_t *p, const uint8_t *pe,
                            const uint8_t *frame_start, wk_colloq_frame *f)
 {
-    const uint8_t *bitmap = p;
     if ((size_t)(pe - p) < m->bitmap_bytes) {
         payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)(pe - frame_start),
                     "payload ends inside the presence bitmap");
         return;
     }
+    uint64_t present = 0; /* the presence bitmap as one word (at most 64 optional fields) */
+    for (uint32_t k = 0; k < m->bitmap_bytes; k++) present |= (uint64_t)p[k] << (8 * k);
     p += m->bitmap_bytes;
-    if ((m->optional_count & 7) && (bitmap[m->bitmap_bytes - 1] >> (m->optional_count % 8)) != 0) {
+    if ((m->optional_count & 7) && (present >> m->optional_count) != 0) {
         payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)(p - 1 - frame_start),
                     "presence bit set beyond the optional fields");
         return;
@@ -240,7 +298,7 @@ static void decode_payload(const wk_colloq_message *m, const uint8_t *p, const u
     const wk_colloq_field *fd = m->fields;
     wk_colloq_value *v = f->fields;
     for (uint32_t i = 0; i < m->field_count; i++, fd++, v++) {
-        if (fd->optional && !(bitmap[fd->presence_bit >> 3] & (1u << (fd->presence_bit & 7)))) {
+        if (fd->optional && !((present >> fd->presence_bit) & 1)) {
             v->present = false;
             continue;
         }
@@ -298,7 +356,7 @@ static void decode_payload(const wk_colloq_message *m, const uint8_t *p, const u
         default: { /* string, bytes: varint length, bounded by the payload, then the slice */
             const uint8_t *q = p;
             uint64_t len;
-            int r = colloq_varint_get(&q, pe, &len);
+            int r = wk_colloq_varint_get(&q, pe, &len);
             if (r <= 0) {
                 payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)((r < 0 ? q : pe) - frame_start),
                             r < 0 ? "field length varint not minimal or too long"
@@ -311,7 +369,7 @@ static void decode_payload(const wk_colloq_message *m, const uint8_t *p, const u
                 return;
             }
             size_t bad;
-            if (fd->type == WK_COLLOQ_STRING && !colloq_utf8_valid(q, (size_t)len, &bad)) {
+            if (fd->type == WK_COLLOQ_STRING && !wk_colloq_utf8_valid(q, (size_t)len, &bad)) {
                 payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)(q + bad - frame_start),
                             "string is not valid UTF-8");
                 return;
@@ -335,15 +393,15 @@ wk_result wk_colloq_binary_decode(const wk_colloq_plan *plan, wk_in *in, wk_coll
     const uint8_t *p = start;
     uint64_t t, seq, len;
     int r;
-    if ((r = colloq_varint_get(&p, end, &t)) <= 0) goto header;
-    if ((r = colloq_varint_get(&p, end, &seq)) <= 0) goto header;
-    if ((r = colloq_varint_get(&p, end, &len)) <= 0) goto header;
+    if ((r = wk_colloq_varint_get(&p, end, &t)) <= 0) goto header;
+    if ((r = wk_colloq_varint_get(&p, end, &seq)) <= 0) goto header;
+    if ((r = wk_colloq_varint_get(&p, end, &len)) <= 0) goto header;
     f->seq = seq;
     f->payload_error = WK_OK;
     f->payload_error_reason = NULL;
     f->payload_error_offset = 0;
     f->payload_len = len > SIZE_MAX ? SIZE_MAX : (size_t)len;
-    f->by_name = false;
+    f->sender_mismatch = false;
     if (t >= plan->transition_count) {
         f->transition = WK_COLLOQ_NO_TRANSITION;
         f->field_count = 0;

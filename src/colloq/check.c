@@ -27,7 +27,7 @@ static wk_code fail(wk_colloq_session *s, wk_code code, uint64_t off, wk_error *
     return wk_error_set(err, code, off, "seq %" PRIu64 ": %s", s->next_seq, why);
 }
 
-wk_code wk_colloq_check(wk_colloq_session *s, wk_colloq_frame *f, uint32_t sender,
+wk_code wk_colloq_check(wk_colloq_session *s, const wk_colloq_frame *f, uint32_t sender,
                         wk_error *err)
 {
     if (s->failure) return refail(s, err);
@@ -39,20 +39,15 @@ wk_code wk_colloq_check(wk_colloq_session *s, wk_colloq_frame *f, uint32_t sende
     const wk_colloq_transition *tr = &plan->transitions[t];
     if (tr->from != s->state)
         return fail(s, WK_ERR_COLLOQ_WRONG_STATE, WK_NO_OFFSET, err, "transition does not start at the current state");
-    if (sender != WK_COLLOQ_SENDER_TRANSCRIPT && tr->sender != sender) {
-        uint32_t alt = f->by_name ? wk_colloq_plan_find(plan, tr->from, tr->message, sender)
-                                  : WK_COLLOQ_NO_TRANSITION;
-        if (alt == WK_COLLOQ_NO_TRANSITION)
-            return fail(s, WK_ERR_COLLOQ_WRONG_SENDER, WK_NO_OFFSET, err, "sent by a role the transition does not name");
-        t = alt;
-        tr = &plan->transitions[t];
-    }
+    /* a reference frame whose "sender" names no transition from (state, message), or (live) a
+     * frame that did not come from its transition's role */
+    if (f->sender_mismatch || (sender != WK_COLLOQ_SENDER_TRANSCRIPT && tr->sender != sender))
+        return fail(s, WK_ERR_COLLOQ_WRONG_SENDER, WK_NO_OFFSET, err, "sent by a role the transition does not name");
     if (f->seq != s->next_seq)
         return fail(s, WK_ERR_COLLOQ_BAD_SEQUENCE, WK_NO_OFFSET, err, "sequence number is not the next one");
     if (f->payload_error != WK_OK)
         return fail(s, f->payload_error, f->payload_error_offset, err,
                     f->payload_error_reason ? f->payload_error_reason : "payload does not fit its schedule");
-    f->transition = t;
     s->state = tr->to;
     s->next_seq++;
     s->finished = plan->is_final[tr->to];

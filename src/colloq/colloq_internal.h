@@ -24,9 +24,10 @@ static inline void jw_byte(jw *w, char c)
     if (w->len < w->cap) w->buf[w->len] = c;
     w->len++;
 }
+/* n bytes at p (p may be NULL when n is 0: an empty string or bytes value a caller left NULL). */
 static inline void jw_mem(jw *w, const void *p, size_t n)
 {
-    if (w->len < w->cap) {
+    if (n && w->len < w->cap) {
         size_t room = w->cap - w->len;
         memcpy(w->buf + w->len, p, n < room ? n : room);
     }
@@ -48,15 +49,35 @@ void jw_float(jw *w, double v, bool is_f32);
 void jw_hex(jw *w, const uint8_t *p, size_t n);
 
 /* ---- JSON input (json-c) ---- */
+/* Object members counted in JSON text: `total` is every "key: value" pair at any depth, `top`
+ * those of the top-level object. json-c keeps only one of two equal keys in an object (the last
+ * value wins), so a document holding fewer members than its text (colloq_json_count_members)
+ * had a duplicate key somewhere. */
+typedef struct colloq_json_members {
+    size_t top, total;
+} colloq_json_members;
 /* Lexical pre-check json-c does not do: numbers without leading zeros and integers inside
  * [-2^63, 2^64-1], no bare words other than true/false/null (NaN, Infinity), no raw control
- * characters in strings. Returns true when fine, else false with *bad the offending offset. */
-bool colloq_json_prescan(const char *s, size_t n, size_t *bad);
-/* Parses n bytes as one JSON value (strict, UTF-8 validated, whole input). NULL on failure with
- * *bad the byte offset. The caller owns the result (json_object_put). */
-json_object *colloq_json_parse(const char *s, size_t n, size_t *bad);
-/* Same with a tokener to reuse (reset first); NULL reuse makes one. */
-json_object *colloq_json_parse_tok(json_tokener *reuse, const char *s, size_t n, size_t *bad);
+ * characters in strings. Returns true when fine (and *members, may be NULL, counted), else false
+ * with *bad the offending offset. */
+bool colloq_json_prescan(const char *s, size_t n, size_t *bad, colloq_json_members *members);
+/* Parses n bytes as one JSON value (strict, UTF-8 validated, whole input) with a tokener to reuse
+ * (reset first; NULL makes one). NULL on failure with *bad the byte offset. *members (may be NULL)
+ * gets the text's member counts. The caller owns the result (json_object_put). Duplicate keys
+ * are NOT refused here: compare members->total with colloq_json_count_members(result). */
+json_object *colloq_json_parse_tok(json_tokener *reuse, const char *s, size_t n, size_t *bad,
+                                   colloq_json_members *members);
+/* Members of o and of every value inside it (what json-c kept). */
+size_t colloq_json_count_members(json_object *o);
+/* Parses like colloq_json_parse_tok and refuses a duplicate key at any depth: NULL with *dup
+ * false for a syntax error (*bad its offset), or *dup true, *bad the offset of the repeated key
+ * and path (capacity cap, may be NULL) its JSON path ("$.messages.Token"). */
+json_object *colloq_json_parse_unique(const char *s, size_t n, size_t *bad, bool *dup, char *path,
+                                      size_t cap);
+/* Finds the first duplicate key of root (the document json-c made of s[0..n)): true with *off the
+ * offset of the repeated key and path its JSON path. Slow; for the failure path. */
+bool colloq_json_find_duplicate(const char *s, size_t n, json_object *root, size_t *off,
+                                char *path, size_t cap);
 /* Canonical serialization of any json-c value (sorted keys, no whitespace). */
 void colloq_json_canonical(jw *w, json_object *o);
 /* Reads a JSON integer as u64 / i64 (false when not a JSON integer in range). */
@@ -75,85 +96,5 @@ const char *colloq_values_check(const wk_colloq_message *m, const wk_colloq_fram
 size_t colloq_payload_size(const wk_colloq_message *m, const wk_colloq_frame *f);
 /* Writes the payload object of f under m. */
 void colloq_payload_json(jw *w, const wk_colloq_message *m, const wk_colloq_frame *f);
-
-/* ---- UTF-8 ---- */
-/* wk_utf8_valid with an inline ASCII pre-check: 8 bytes at a time, short strings in one or two
- * overlapping loads (every byte of q[0..len) is looked at, none outside it). A string with any
- * high bit set goes whole to the full validator, so *bad (may be NULL) is what wk_utf8_valid
- * reports. */
-static inline bool colloq_utf8_valid(const uint8_t *q, size_t len, size_t *bad)
-{
-    uint64_t acc;
-    if (len >= 8) {
-        for (size_t k = 0; k + 8 <= len; k += 8) {
-            uint64_t w;
-            memcpy(&w, q + k, 8);
-            if (w & 0x8080808080808080ull) return wk_utf8_valid(q, len, bad);
-        }
-        memcpy(&acc, q + len - 8, 8);
-    } else if (len >= 4) {
-        uint32_t a, b;
-        memcpy(&a, q, 4);
-        memcpy(&b, q + len - 4, 4);
-        acc = a | b;
-    } else {
-        acc = len ? (uint64_t)(q[0] | q[len >> 1] | q[len - 1]) : 0;
-    }
-    if (acc & 0x8080808080808080ull) return wk_utf8_valid(q, len, bad);
-    return true;
-}
-
-/* ---- LEB128 ---- */
-static inline unsigned colloq_varint_len(uint64_t v)
-{
-    unsigned n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-static inline unsigned colloq_varint_put(uint8_t *dst, uint64_t v)
-{
-    unsigned n = 0;
-    while (v >= 0x80) {
-        dst[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    dst[n++] = (uint8_t)v;
-    return n;
-}
-/* Reads a minimal LEB128 varint from [*p, end). 1: ok (*p advanced); 0: input ends inside it;
- * -1: malformed (non-minimal, longer than 10 bytes or above 2^64-1), *p at the bad byte. */
-static inline int colloq_varint_get(const uint8_t **pp, const uint8_t *end, uint64_t *v)
-{
-    const uint8_t *p = *pp;
-    if (p < end && *p < 0x80) { /* fast path */
-        *v = *p;
-        *pp = p + 1;
-        return 1;
-    }
-    uint64_t x = 0;
-    for (unsigned i = 0; i < WK_COLLOQ_VARINT_MAX_LEN; i++) {
-        if (p + i >= end) return 0;
-        uint8_t b = p[i];
-        if (i == 9 && b > 1) {
-            *pp = p + i;
-            return -1;
-        }
-        x |= (uint64_t)(b & 0x7F) << (7 * i);
-        if (!(b & 0x80)) {
-            if (i > 0 && b == 0) {
-                *pp = p + i;
-                return -1;
-            }
-            *v = x;
-            *pp = p + i + 1;
-            return 1;
-        }
-    }
-    *pp = p + 9;
-    return -1;
-}
 
 #endif

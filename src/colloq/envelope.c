@@ -17,13 +17,16 @@ struct wk_colloq_decoder {
 static void write_reference(jw *w, const wk_colloq_plan *plan, const wk_colloq_frame *f,
                             const wk_colloq_message *m)
 {
-    const char *st = plan->states[plan->transitions[f->transition].from];
+    const wk_colloq_transition *tr = &plan->transitions[f->transition];
+    const char *st = plan->states[tr->from], *role = plan->roles[tr->sender];
     jw_str(w, "{\"seq\":");
     jw_u64(w, f->seq);
     jw_str(w, ",\"state\":");
     jw_json_string(w, st, strlen(st));
     jw_str(w, ",\"message\":");
     jw_json_string(w, m->name, strlen(m->name));
+    jw_str(w, ",\"sender\":");
+    jw_json_string(w, role, strlen(role));
     jw_str(w, ",\"payload\":");
     colloq_payload_json(w, m, f);
     jw_str(w, "}\n");
@@ -138,6 +141,39 @@ static wk_code envelope_bad(wk_error *err, uint64_t off, const char *why)
     return wk_error_set(err, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, off, "%s", why);
 }
 
+/* The string value of o[key] (false when absent or not a string). */
+static bool get_string(json_object *o, const char *key, const char **s, size_t *len)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+        return false;
+    *s = json_object_get_string(v);
+    *len = (size_t)json_object_get_string_len(v);
+    return true;
+}
+
+/* Resolves a reference frame's (state, message, sender) to a transition (decision 8). */
+static uint32_t reference_transition(const wk_colloq_plan *plan, json_object *o, wk_colloq_frame *f)
+{
+    const char *st = "", *msg = "", *snd = "";
+    size_t stl = 0, msgl = 0, sndl = 0;
+    get_string(o, "state", &st, &stl);
+    get_string(o, "message", &msg, &msgl);
+    get_string(o, "sender", &snd, &sndl);
+    int32_t si = wk_colloq_plan_state(plan, st, stl);
+    int32_t mi = wk_colloq_plan_message(plan, msg, msgl);
+    if (si < 0 || mi < 0) return WK_COLLOQ_NO_TRANSITION;
+    int32_t ri = wk_colloq_plan_role(plan, snd, sndl);
+    uint32_t t = ri >= 0 ? wk_colloq_plan_find(plan, (uint32_t)si, (uint32_t)mi, (uint32_t)ri)
+                         : WK_COLLOQ_NO_TRANSITION;
+    if (t != WK_COLLOQ_NO_TRANSITION) return t;
+    /* transitions leave this state on this message, none from this sender: wrong-sender, reported
+     * by wk_colloq_check after the state check (the frame names the lowest of them) */
+    t = wk_colloq_plan_find(plan, (uint32_t)si, (uint32_t)mi, WK_COLLOQ_SENDER_TRANSCRIPT);
+    if (t != WK_COLLOQ_NO_TRANSITION) f->sender_mismatch = true;
+    return t;
+}
+
 wk_code wk_colloq_decoder_decode_line(wk_colloq_decoder *d, const char *line, size_t len,
                                       wk_colloq_frame *f, wk_error *err)
 {
@@ -155,12 +191,20 @@ wk_code wk_colloq_decoder_decode_line(wk_colloq_decoder *d, const char *line, si
     f->payload_error_offset = 0;
     f->payload_error_reason = NULL;
     f->payload_len = 0;
-    f->by_name = false;
+    f->sender_mismatch = false;
     size_t bad = 0;
-    json_object *o = colloq_json_parse_tok(d->tok, line, len, &bad);
+    colloq_json_members mem;
+    json_object *o = colloq_json_parse_tok(d->tok, line, len, &bad, &mem);
     if (!o) return envelope_bad(err, bad, "frame line is not valid JSON");
     d->doc = o;
     if (!json_object_is_type(o, json_type_object)) return envelope_bad(err, 0, "frame is not a JSON object");
+    if ((size_t)json_object_object_length(o) != mem.top) {
+        /* json-c kept one of two equal envelope keys: refused (spec: duplicate keys) */
+        char path[64];
+        size_t off = 0;
+        colloq_json_find_duplicate(line, len, o, &off, path, sizeof path);
+        return envelope_bad(err, off, "duplicate key in the frame envelope");
+    }
     json_object *seq, *payload;
     if (!json_object_object_get_ex(o, "seq", &seq) || !colloq_json_u64(seq, &f->seq))
         return envelope_bad(err, 0, "\"seq\" missing or not an integer 0..2^64-1");
@@ -168,17 +212,16 @@ wk_code wk_colloq_decoder_decode_line(wk_colloq_decoder *d, const char *line, si
         return envelope_bad(err, 0, "\"payload\" missing");
     uint32_t t = WK_COLLOQ_NO_TRANSITION;
     if (d->wire == WK_COLLOQ_WIRE_REFERENCE) {
-        json_object *st, *msg;
-        if (json_object_object_length(o) != 4 || !json_object_object_get_ex(o, "state", &st) ||
-            !json_object_object_get_ex(o, "message", &msg))
-            return envelope_bad(err, 0, "reference frame keys are not exactly seq, state, message, payload");
-        if (!json_object_is_type(st, json_type_string) || !json_object_is_type(msg, json_type_string))
-            return envelope_bad(err, 0, "\"state\" and \"message\" must be strings");
-        int32_t si = wk_colloq_plan_state(plan, json_object_get_string(st), (size_t)json_object_get_string_len(st));
-        int32_t mi = wk_colloq_plan_message(plan, json_object_get_string(msg), (size_t)json_object_get_string_len(msg));
-        if (si >= 0 && mi >= 0)
-            t = wk_colloq_plan_find(plan, (uint32_t)si, (uint32_t)mi, WK_COLLOQ_SENDER_TRANSCRIPT);
-        f->by_name = true;
+        const char *s = NULL;
+        size_t sl = 0;
+        if (json_object_object_length(o) != 5 || !json_object_object_get_ex(o, "state", NULL) ||
+            !json_object_object_get_ex(o, "message", NULL) ||
+            !json_object_object_get_ex(o, "sender", NULL))
+            return envelope_bad(err, 0, "reference frame keys are not exactly seq, state, message, sender, payload");
+        if (!get_string(o, "state", &s, &sl) || !get_string(o, "message", &s, &sl) ||
+            !get_string(o, "sender", &s, &sl))
+            return envelope_bad(err, 0, "\"state\", \"message\" and \"sender\" must be strings");
+        t = reference_transition(plan, o, f);
     } else {
         json_object *tv;
         uint64_t tid;
@@ -188,9 +231,15 @@ wk_code wk_colloq_decoder_decode_line(wk_colloq_decoder *d, const char *line, si
         if (tid < plan->transition_count) t = (uint32_t)tid;
     }
     f->transition = t;
-    if (t != WK_COLLOQ_NO_TRANSITION)
+    if (t != WK_COLLOQ_NO_TRANSITION) {
+        /* the envelope's other values are scalars: a key json-c dropped was inside the payload */
+        if (colloq_json_count_members(o) != mem.total) {
+            f->payload_error = WK_ERR_COLLOQ_MALFORMED_PAYLOAD;
+            f->payload_error_reason = "duplicate key in the payload";
+        }
         colloq_payload_from_json(plan, wk_colloq_plan_transition_message(plan, t), payload, f,
                                  d->scratch, d->scratch_cap);
+    }
     return WK_OK;
 }
 

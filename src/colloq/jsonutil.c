@@ -24,6 +24,10 @@ void jw_json_string(jw *w, const char *s, size_t n)
 {
     static const char hexd[] = "0123456789abcdef";
     jw_byte(w, '"');
+    if (!n) { /* s may be NULL: no arithmetic on it */
+        jw_byte(w, '"');
+        return;
+    }
     size_t run = 0; /* start of the pending run of bytes that need no escape */
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
@@ -87,9 +91,9 @@ static bool digits_le(const char *d, size_t n, const char *limit)
     return memcmp(d, limit, n) <= 0;
 }
 
-bool colloq_json_prescan(const char *s, size_t n, size_t *bad)
+bool colloq_json_prescan(const char *s, size_t n, size_t *bad, colloq_json_members *members)
 {
-    size_t i = 0;
+    size_t i = 0, depth = 0, top = 0, total = 0;
     while (i < n) {
         unsigned char c = (unsigned char)s[i];
         if (c == '"') {
@@ -152,7 +156,21 @@ bool colloq_json_prescan(const char *s, size_t n, size_t *bad)
             }
             continue;
         }
+        /* structure: a ':' outside strings is one object member (counted; see colloq_json_members) */
+        switch (c) {
+        case '{': case '[': depth++; break;
+        case '}': case ']': if (depth) depth--; break;
+        case ':':
+            total++;
+            if (depth == 1) top++;
+            break;
+        default: break;
+        }
         i++;
+    }
+    if (members) {
+        members->top = top;
+        members->total = total;
     }
     return true;
 fail:
@@ -160,18 +178,188 @@ fail:
     return false;
 }
 
-json_object *colloq_json_parse(const char *s, size_t n, size_t *bad)
+size_t colloq_json_count_members(json_object *o)
 {
-    return colloq_json_parse_tok(NULL, s, n, bad);
+    size_t n = 0;
+    if (json_object_is_type(o, json_type_object)) {
+        json_object_object_foreach(o, key, val)
+        {
+            (void)key;
+            n += 1 + colloq_json_count_members(val);
+        }
+    } else if (json_object_is_type(o, json_type_array)) {
+        size_t len = json_object_array_length(o);
+        for (size_t i = 0; i < len; i++) n += colloq_json_count_members(json_object_array_get_idx(o, i));
+    }
+    return n;
 }
 
-json_object *colloq_json_parse_tok(json_tokener *reuse, const char *s, size_t n, size_t *bad)
+/* ---- locating a duplicate key (failure path only) ----
+ * The text is known to be valid JSON (json-c parsed it), so a small walker can follow it beside
+ * json-c's document. json-c keeps an object's keys in the order they first appear, so walking
+ * the text's members beside the object's entries, the first text key that is not the next entry
+ * repeats an earlier one. Keys are decoded by json-c itself (each key string parsed on its own),
+ * so "equal" means what it means to json-c. */
+static size_t jws(const char *s, size_t n, size_t i)
+{
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
+    return i;
+}
+
+static size_t jskip_string(const char *s, size_t n, size_t i) /* s[i] == '"' */
+{
+    for (i++; i < n && s[i] != '"'; i++)
+        if (s[i] == '\\') i++;
+    return i + 1;
+}
+
+static size_t jskip_value(const char *s, size_t n, size_t i)
+{
+    i = jws(s, n, i);
+    if (i >= n) return n;
+    if (s[i] == '"') return jskip_string(s, n, i);
+    if (s[i] == '{' || s[i] == '[') {
+        size_t depth = 0;
+        while (i < n) {
+            char c = s[i];
+            if (c == '"') {
+                i = jskip_string(s, n, i);
+                continue;
+            }
+            if (c == '{' || c == '[') depth++;
+            else if ((c == '}' || c == ']') && --depth == 0) return i + 1;
+            i++;
+        }
+        return n;
+    }
+    while (i < n && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\t' &&
+           s[i] != '\n' && s[i] != '\r')
+        i++;
+    return i;
+}
+
+/* Appends ".key" (key non-NULL) or "[idx]" to the path of length len (cut at cap). */
+static void path_add(char *path, size_t cap, size_t len, const char *key, size_t idx)
+{
+    if (len >= cap) return;
+    int r = key ? snprintf(path + len, cap - len, ".%s", key)
+                : snprintf(path + len, cap - len, "[%zu]", idx);
+    if (r < 0 || (size_t)r >= cap - len) path[cap - 1] = '\0';
+}
+
+typedef struct dupctx {
+    const char *s;
+    size_t n;
+    json_tokener *tok;
+    char *path;
+    size_t cap;
+    size_t off;
+} dupctx;
+
+static bool find_dup(dupctx *c, size_t i, json_object *o, unsigned depth)
+{
+    const char *s = c->s;
+    size_t n = c->n, plen = strlen(c->path);
+    i = jws(s, n, i);
+    if (i >= n || depth > 64) return false;
+    if (s[i] == '{' && json_object_is_type(o, json_type_object)) {
+        /* this object's own keys first */
+        struct lh_entry *e = lh_table_head(json_object_get_object(o));
+        size_t j = jws(s, n, i + 1);
+        while (j < n && s[j] == '"') {
+            size_t k = jskip_string(s, n, j);
+            json_tokener_reset(c->tok);
+            json_object *ks = json_tokener_parse_ex(c->tok, s + j, (int)(k - j));
+            const char *key = ks ? json_object_get_string(ks) : "";
+            bool next = e && strcmp((const char *)lh_entry_k(e), key) == 0;
+            if (!next) {
+                path_add(c->path, c->cap, plen, key, 0);
+                if (ks) json_object_put(ks);
+                c->off = j;
+                return true;
+            }
+            if (ks) json_object_put(ks);
+            e = lh_entry_next(e);
+            j = jws(s, n, k);
+            if (j < n && s[j] == ':') j++;
+            j = jws(s, n, jskip_value(s, n, j));
+            if (j < n && s[j] == ',') j = jws(s, n, j + 1);
+            else break;
+        }
+        /* then inside each value */
+        e = lh_table_head(json_object_get_object(o));
+        j = jws(s, n, i + 1);
+        while (j < n && s[j] == '"' && e) {
+            size_t k = jws(s, n, jskip_string(s, n, j));
+            if (k < n && s[k] == ':') k++;
+            path_add(c->path, c->cap, plen, (const char *)lh_entry_k(e), 0);
+            if (find_dup(c, k, (json_object *)lh_entry_v(e), depth + 1)) return true;
+            c->path[plen] = '\0';
+            e = lh_entry_next(e);
+            j = jws(s, n, jskip_value(s, n, k));
+            if (j < n && s[j] == ',') j = jws(s, n, j + 1);
+            else break;
+        }
+    } else if (s[i] == '[' && json_object_is_type(o, json_type_array)) {
+        size_t j = jws(s, n, i + 1), idx = 0, len = json_object_array_length(o);
+        while (j < n && s[j] != ']' && idx < len) {
+            path_add(c->path, c->cap, plen, NULL, idx);
+            if (find_dup(c, j, json_object_array_get_idx(o, idx), depth + 1)) return true;
+            c->path[plen] = '\0';
+            idx++;
+            j = jws(s, n, jskip_value(s, n, j));
+            if (j < n && s[j] == ',') j = jws(s, n, j + 1);
+            else break;
+        }
+    }
+    return false;
+}
+
+bool colloq_json_find_duplicate(const char *s, size_t n, json_object *root, size_t *off,
+                                char *path, size_t cap)
+{
+    if (cap < 2) return false;
+    strcpy(path, "$");
+    *off = 0;
+    dupctx c = {s, n, json_tokener_new(), path, cap, 0};
+    if (!c.tok) return false;
+    json_tokener_set_flags(c.tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    bool found = find_dup(&c, 0, root, 0);
+    json_tokener_free(c.tok);
+    if (found) *off = c.off;
+    else strcpy(path, "$");
+    return found;
+}
+
+json_object *colloq_json_parse_unique(const char *s, size_t n, size_t *bad, bool *dup, char *path,
+                                      size_t cap)
+{
+    colloq_json_members m;
+    *dup = false;
+    json_object *o = colloq_json_parse_tok(NULL, s, n, bad, &m);
+    if (!o) return NULL;
+    if (colloq_json_count_members(o) == m.total) return o;
+    size_t off = 0;
+    char local[8];
+    if (!path || cap == 0) {
+        path = local;
+        cap = sizeof local;
+    }
+    colloq_json_find_duplicate(s, n, o, &off, path, cap);
+    json_object_put(o);
+    *dup = true;
+    if (bad) *bad = off;
+    return NULL;
+}
+
+json_object *colloq_json_parse_tok(json_tokener *reuse, const char *s, size_t n, size_t *bad,
+                                   colloq_json_members *members)
 {
     if (n > INT32_MAX) {
         if (bad) *bad = 0;
         return NULL;
     }
-    if (!colloq_json_prescan(s, n, bad)) return NULL;
+    if (!colloq_json_prescan(s, n, bad, members)) return NULL;
     json_tokener *tok = reuse ? reuse : json_tokener_new();
     if (!tok) {
         if (bad) *bad = 0;

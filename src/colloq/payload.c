@@ -13,7 +13,7 @@ void wk_colloq_frame_init(wk_colloq_frame *f, const wk_colloq_plan *plan, uint32
     f->payload_error_offset = 0;
     f->payload_error_reason = NULL;
     f->payload_len = 0;
-    f->by_name = false;
+    f->sender_mismatch = false;
     /* field by field (a few stores each) rather than a memset call sized at run time */
     for (uint32_t i = 0; i < n; i++) {
         f->fields[i].as.s.ptr = NULL;
@@ -77,7 +77,7 @@ const char *colloq_values_check(const wk_colloq_message *m, const wk_colloq_fram
             break;
         case WK_COLLOQ_STRING:
             if (v->as.s.len && !v->as.s.ptr) return "NULL string";
-            if (!colloq_utf8_valid(v->as.s.ptr, v->as.s.len, NULL)) return "string is not UTF-8";
+            if (!wk_colloq_utf8_valid(v->as.s.ptr, v->as.s.len, NULL)) return "string is not UTF-8";
             break;
         case WK_COLLOQ_BYTES:
             if (v->as.s.len && !v->as.s.ptr) return "NULL bytes";
@@ -94,7 +94,7 @@ size_t colloq_payload_size(const wk_colloq_message *m, const wk_colloq_frame *f)
         const wk_colloq_field *fd = &m->fields[i];
         if (!f->fields[i].present) continue;
         if (fd->width) n += fd->width;
-        else n += colloq_varint_len(f->fields[i].as.s.len) + f->fields[i].as.s.len;
+        else n += wk_colloq_varint_len(f->fields[i].as.s.len) + f->fields[i].as.s.len;
     }
     return n;
 }

@@ -633,7 +633,11 @@ static wk_code compile_text(const char *json, size_t len, bool allow_plan, wk_co
 {
     *out = NULL;
     size_t bad = 0;
-    json_object *root = colloq_json_parse(json, len, &bad);
+    bool dup = false;
+    char path[128];
+    json_object *root = colloq_json_parse_unique(json, len, &bad, &dup, path, sizeof path);
+    if (!root && dup) /* json-c would keep the last of two equal keys: refused, as in envelopes */
+        return wk_error_set(err, WK_ERR_COLLOQ_DUPLICATE, bad, "%s: duplicate key", path);
     if (!root) return wk_error_set(err, WK_ERR_COLLOQ_JSON, bad, "$: not valid JSON");
     plan_impl *pi = calloc(1, sizeof *pi);
     if (!pi) {

@@ -34,8 +34,11 @@ wk_code wk_colloq_preface_parse(const char *line, size_t len, wk_colloq_preface 
         return wk_error_set(err, WK_ERR_COLLOQ_PREFACE, (uint64_t)((const char *)memchr(line, '\n', len) - line),
                             "preface is more than one line");
     size_t bad = 0;
-    json_object *o = colloq_json_parse(line, len, &bad);
-    if (!o) return wk_error_set(err, WK_ERR_COLLOQ_PREFACE, bad, "preface is not valid JSON");
+    bool dup = false;
+    json_object *o = colloq_json_parse_unique(line, len, &bad, &dup, NULL, 0);
+    if (!o)
+        return wk_error_set(err, WK_ERR_COLLOQ_PREFACE, bad,
+                            dup ? "preface has a duplicate key" : "preface is not valid JSON");
     wk_code rc = WK_OK;
     json_object *v;
     const char *keys[4] = {"colloq", "plan", "wire", "role"};

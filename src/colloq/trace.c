@@ -148,9 +148,11 @@ wk_code wk_colloq_trace_parse(const char *text, size_t len, wk_colloq_trace *t, 
         pos += ll + (nl ? 1 : 0);
         if (ll == 0) continue;
         size_t bad = 0;
-        json_object *o = colloq_json_parse(line, ll, &bad);
+        bool dup = false;
+        json_object *o = colloq_json_parse_unique(line, ll, &bad, &dup, NULL, 0);
         if (!o)
-            return wk_error_set(err, WK_ERR_COLLOQ_TRACE, off + bad, "line %zu: not valid JSON", lineno);
+            return wk_error_set(err, WK_ERR_COLLOQ_TRACE, off + bad, "line %zu: %s", lineno,
+                                dup ? "duplicate key" : "not valid JSON");
         wk_code rc = WK_OK;
         json_object *v;
         uint64_t seq = 0, tr = 0;
@@ -251,10 +253,11 @@ wk_code wk_colloq_verify_trace(const wk_colloq_plan *plan, const wk_colloq_trace
             continue;
         }
         size_t bad;
-        json_object *o = colloq_json_parse(e->line, e->line_len, &bad);
+        bool dup = false;
+        json_object *o = colloq_json_parse_unique(e->line, e->line_len, &bad, &dup, NULL, 0);
         if (!o || !json_object_is_type(o, json_type_object)) {
             if (o) json_object_put(o);
-            rc = vfail(rep, i, WK_ERR_COLLOQ_TRACE, err, "not a JSON object");
+            rc = vfail(rep, i, WK_ERR_COLLOQ_TRACE, err, dup ? "duplicate key" : "not a JSON object");
             break;
         }
         json_object *sv, *tv, *pv;

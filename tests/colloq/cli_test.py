@@ -23,7 +23,11 @@ itself. Covers:
   6. prefaces: another plan identity (incl. plans differing only in a payload schedule, criterion
      6), another wire, a malformed preface and an unknown role are refused before frame zero;
   7. truncation at every byte of binary transcripts: exit 3 or a clean earlier end; streaming of
-     transcripts larger than one 64 KiB read and of frames larger than it.
+     transcripts larger than one 64 KiB read and of frames larger than it;
+  8. gen: the two files for every fixture conversation (and default names, --out-dir), both
+     compiled on their own with -std=c17 -Wall -Wextra -Werror (-pedantic); an invalid plan exits 2
+     with the compile error and its JSON path and writes no file; a bad prefix or a missing
+     directory exits 1 and writes no file.
 Ends with `colloq_cli: N passed, M failed`.
 """
 import glob
@@ -118,11 +122,11 @@ class Model:
         self.transitions = ts  # index = id
         self.identity = None
 
-    def tid(self, state, message):
+    def tid(self, state, message, sender=None):
         for i, t in enumerate(self.transitions):
-            if t["from"] == state and t["message"] == message:
+            if t["from"] == state and t["message"] == message and sender in (None, t["sender"]):
                 return i
-        raise KeyError((state, message))
+        raise KeyError((state, message, sender))
 
     def payload_bin(self, message, payload):
         fields = self.messages[message]
@@ -153,8 +157,9 @@ class Model:
     def frame(self, wire, seq, state, message, payload, tid=None):
         if tid is None:
             tid = self.tid(state, message)
-        if wire == "reference":
-            return (jdump({"seq": seq, "state": state, "message": message, "payload": payload})
+        if wire == "reference":  # names the transition by (state, message, sender)
+            return (jdump({"seq": seq, "state": state, "message": message,
+                           "sender": self.transitions[tid]["sender"], "payload": payload})
                     + "\n").encode()
         if wire == "compact":
             return (jdump({"t": tid, "seq": seq, "payload": payload}) + "\n").encode()
@@ -251,10 +256,10 @@ def test_help():
     r = run(["--help"])
     check("colloq --help", r.returncode == 0 and all(
         ("wirekit colloq " + v).encode() in r.stdout
-        for v in ["compile", "run", "convert", "verify", "bench"]), text(r.stdout))
+        for v in ["compile", "run", "convert", "verify", "gen", "bench"]), text(r.stdout))
     r = run([])
     check("colloq without a command: exit 1", r.returncode == 1)
-    for verb in ["compile", "run", "convert", "verify"]:
+    for verb in ["compile", "run", "convert", "verify", "gen"]:
         r = run([verb, "--help"])
         check("colloq %s --help" % verb, r.returncode == 0 and r.stdout.startswith(b"usage:"),
               text(r.stdout + r.stderr))
@@ -424,8 +429,9 @@ class Case:
     `raw` entries are per-wire bytes given literally (for frames no encoder would write)."""
 
     def __init__(self, name, model, role, frames, accepted, failure=None, exit_code=0,
-                 tail=None, convertible=True):
+                 tail=None, convertible=True, wires=None):
         self.name, self.model, self.role = name, model, role
+        self.wires = wires or WIRES  # the encodings the case exists in
         self.frames, self.accepted = frames, accepted
         self.failure, self.exit_code = failure, exit_code
         self.tail = tail or {}  # wire -> bytes appended after the frames
@@ -488,12 +494,13 @@ def token_cases(ts):
     c.append(Case("ts-after-final-partial", ts, "client", valid + [end], 5, "after-final", 2,
                   tail=raw(b'{"seq":5', b'{"t":1', b"\x01\x05\x10"), convertible=False))
     # unknown transitions: (Idle, Token) is no transition; id 3 is outside the table
-    unk = raw(b'{"seq":0,"state":"Idle","message":"Token","payload":{"index":0,"text":"x"}}\n',
+    unk = raw(b'{"seq":0,"state":"Idle","message":"Token","sender":"server",'
+              b'"payload":{"index":0,"text":"x"}}\n',
               b'{"t":3,"seq":0,"payload":{"index":0,"text":"x"}}\n',
               uvarint(3) + uvarint(0) + uvarint(3) + b"\x00\x01x")
     c.append(Case("ts-unknown-transition", ts, "client", [unk], 0, "unknown-transition", 2,
                   convertible=False))
-    unk2 = raw(b'{"seq":1,"state":"Streaming","message":"Nope","payload":{}}\n',
+    unk2 = raw(b'{"seq":1,"state":"Streaming","message":"Nope","sender":"server","payload":{}}\n',
                b'{"t":1000000,"seq":1,"payload":{}}\n',
                uvarint(1000000) + uvarint(1) + uvarint(0))
     c.append(Case("ts-unknown-transition-late", ts, "client", valid[:1] + [unk2], 1,
@@ -503,7 +510,8 @@ def token_cases(ts):
     tok_t = ts.tid("Streaming", "Token")
 
     def mal(name, ref_payload, bin_payload):
-        r_ = ('{"seq":1,"state":"Streaming","message":"Token","payload":%s}\n' % ref_payload)
+        r_ = ('{"seq":1,"state":"Streaming","message":"Token","sender":"server","payload":%s}\n'
+              % ref_payload)
         c_ = ('{"t":%d,"seq":1,"payload":%s}\n' % (tok_t, ref_payload))
         b_ = uvarint(tok_t) + uvarint(1) + uvarint(len(bin_payload)) + bin_payload
         c.append(Case("ts-malformed-" + name, ts, "client",
@@ -521,6 +529,23 @@ def token_cases(ts):
         b"\x00" + struct.pack("<I", 1) + b"\x05a")  # binary: string length past the payload
     mal("fraction", '{"index":1.5,"text":"a"}',
         b"\x01" + struct.pack("<I", 1) + b"\x01a" + struct.pack("<f", float("nan")))  # NaN
+    # duplicate keys (json-c would keep the last): in the payload a payload problem, in the
+    # envelope an unreadable frame; reference and compact agree (binary: trailing byte / a
+    # non-minimal header varint)
+    mal("duplicate-key", '{"index":1,"text":"a","text":"b"}',
+        b"\x00" + struct.pack("<I", 1) + b"\x01a\x00")
+    mal("duplicate-escaped-key", '{"index":1,"text":"a","\\u0069ndex":2}',
+        b"\x00" + struct.pack("<I", 1) + b"\x01a\x00")
+    c.append(Case("ts-duplicate-envelope-key", ts, "client", pre, 1, "malformed-payload", 2,
+                  tail=raw(b'{"seq":1,"seq":1,"state":"Streaming","message":"Token",'
+                           b'"sender":"server","payload":{"index":1,"text":"a"}}\n',
+                           b'{"t":%d,"seq":1,"t":%d,"payload":{"index":1,"text":"a"}}\n'
+                           % (tok_t, tok_t), b"\x82\x00\x01"), convertible=False))
+    # a reference frame's sender must name a transition from its state on its message
+    c.append(Case("ts-reference-sender", ts, "client", pre, 1, "wrong-sender", 2,
+                  tail=raw(b'{"seq":1,"state":"Streaming","message":"Token","sender":"client",'
+                           b'"payload":{"index":1,"text":"a"}}\n', None, None),
+                  convertible=False, wires=["reference"]))
     # the last line ends without '\n' / the last frame is cut: truncated, exit 3
     cut = ts.frame("binary", *valid[1])
     c.append(Case("ts-truncated", ts, "client", valid[:1], 1, "truncated", 3,
@@ -558,7 +583,7 @@ RESULTS = {}  # case name -> trace bytes (the reference run), for verify
 def run_case(case):
     exp = case.expected_trace()
     traces = {}
-    for wire in WIRES:
+    for wire in case.wires:
         data = case.transcript(wire)
         write("%s.%s" % (case.name, wire), data)
         r = run(["run", "--plan", case.model.path, "--wire", wire], data)
@@ -575,11 +600,13 @@ def run_case(case):
                   len(lines) == 1 and lines[0].startswith(want), text(r.stderr))
         else:
             check("run %s %s: quiet" % (case.name, wire), lines == [], text(r.stderr))
-    check("run %s: same trace bytes in all encodings (criterion 1)" % case.name,
-          traces["reference"] == traces["compact"] == traces["binary"])
+    if case.wires == WIRES:
+        check("run %s: same trace bytes in all encodings (criterion 1)" % case.name,
+              traces["reference"] == traces["compact"] == traces["binary"])
     # the compiled plan as --plan gives the same
-    r = run(["run", "--plan", case.model.plan_path, "--wire", "binary"], case.transcript("binary"))
-    check("run %s with the compiled plan file" % case.name, r.stdout == traces["binary"] and
+    w0 = case.wires[-1]
+    r = run(["run", "--plan", case.model.plan_path, "--wire", w0], case.transcript(w0))
+    check("run %s with the compiled plan file" % case.name, r.stdout == traces[w0] and
           r.returncode == case.exit_code)
     RESULTS[case.name] = (case.model, traces["reference"])
     if case.convertible:
@@ -617,7 +644,7 @@ def test_convert_refusals(ts, cases):
     for case in cases:
         if case.convertible or case.name.startswith("ts-after-final"):
             continue  # (after-final is the checker's: convert sees garbage / a cut frame there)
-        for w in WIRES:
+        for w in case.wires:
             data = case.transcript(w)
             r = run(["convert", "--plan", case.model.path,
                      "--from", w, "--to", "binary" if w != "binary" else "reference"], data)
@@ -898,7 +925,8 @@ def test_streaming(ts, at):
 # ---------------------------------------------------------------------------------------------
 # Fixtures (tests/colloq/fixtures/, written by gen_fixtures.py, an implementation independent of
 # the library): conversations and their canonical plans (plans/NAME.plan.json, NAME.identity);
-# transcripts/index.txt (scenario, conversation, expected exit status or "live") with
+# transcripts/index.txt (scenario, conversation, expected exit status or "live:N", and optionally
+# "wires=W,..." when the scenario exists only in those encodings) with
 # SCENARIO.{reference,compact,binary} and the expected SCENARIO.trace; traces/index.txt (deliberately
 # wrong traces with the entry and reason verify must report). Picked up by glob and index.
 # ---------------------------------------------------------------------------------------------
@@ -962,11 +990,14 @@ def test_fixtures():
         wt = trace_of(want) or []
         if wt and "failure" in wt[-1]:
             kinds.add(wt[-1]["failure"])
-        if row[2] == "live":
-            continue  # wrong-sender needs a live session (the .senders file): library tests
+        if row[2].startswith("live"):
+            continue  # a live session (the .senders file): the library tests run these
         code = int(row[2])
+        wires = WIRES
+        if len(row) > 3 and row[3].startswith("wires="):
+            wires = row[3][6:].split(",")
         conv_out = {}
-        for wire in WIRES:
+        for wire in wires:
             data = read(os.path.join(tdir, "%s.%s" % (scen, wire)))
             r = run(["run", "--plan", conv, "--wire", wire], data)
             check("fixture %s %s: exit %d" % (scen, wire, code), r.returncode == code,
@@ -1004,7 +1035,7 @@ def test_fixtures():
                         ok = False
                 check("fixture %s: convert %s->%s = %s.%s" % (scen, wire, to, scen, to),
                       c.returncode == 0 and ok, "exit %d %s" % (c.returncode, text(c.stderr)))
-                if wire == "reference" and c.returncode == 0:
+                if wire == "reference" and c.returncode == 0 and wires == WIRES:
                     conv_out[to] = c.stdout
         for a in conv_out:
             for b in conv_out:
@@ -1029,6 +1060,96 @@ def test_fixtures():
               lines[0].startswith(reason) and ("entry %s:" % entry) in lines[0], text(r.stderr))
 
 
+# ---------------------------------------------------------------------------------------------
+# 8. gen
+# ---------------------------------------------------------------------------------------------
+def test_gen(ts):
+    include = os.path.join(os.path.dirname(os.path.abspath(FIXTURES)), "..", "..", "include")
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    flags = ["-std=c17", "-Wall", "-Wextra", "-Werror", "-Wshadow", "-Wstrict-prototypes",
+             "-Wmissing-prototypes", "-Wvla", "-Wformat=2", "-pedantic", "-Wno-overlength-strings",
+             "-O1", "-I", include, "-c"]
+    convs = sorted(glob.glob(os.path.join(FIXTURES, "*.json")))
+    check("gen: fixture conversations", len(convs) >= 5, str(convs))
+    for conv in convs + [ts.path, ts.plan_path]:
+        name = os.path.basename(conv)
+        out = os.path.join(TMP, "gen-" + name)
+        os.mkdir(out)
+        r = run(["gen", "--plan", conv, "--prefix", "g_x", "--out-dir", out])
+        files = sorted(os.listdir(out))
+        check("gen %s: exit 0, two files, their paths on stdout" % name,
+              r.returncode == 0 and files == ["g_x.c", "g_x.h"] and err_lines(r) == [] and
+              r.stdout.decode().split() == [os.path.join(out, "g_x.h"), os.path.join(out, "g_x.c")],
+              "exit %d %s %s" % (r.returncode, files, text(r.stderr)))
+        if r.returncode != 0:
+            continue
+        h = read(os.path.join(out, "g_x.h")).decode()
+        c = read(os.path.join(out, "g_x.c")).decode()
+        check("gen %s: the header includes only wirekit/colloq.h, the source only its header and "
+              "string.h" % name,
+              [l for l in h.splitlines() if l.startswith("#include")] == ["#include <wirekit/colloq.h>"] and
+              [l for l in c.splitlines() if l.startswith("#include")] == ['#include "g_x.h"',
+                                                                         "#include <string.h>"])
+        ident = run(["compile", conv])
+        want = err_lines(ident)[0][5:] if ident.returncode == 0 else "?"
+        if name.endswith(".plan.json"):
+            want = err_lines(run(["compile", ts.path]))[0][5:]
+        check("gen %s: the plan identity constant" % name,
+              ('#define G_X_PLAN_IDENTITY "%s"' % want) in h)
+        again = os.path.join(out, "again")
+        os.mkdir(again)
+        r2 = run(["gen", "--plan", conv, "--prefix", "g_x", "--out-dir", again])
+        check("gen %s: the same bytes twice" % name, r2.returncode == 0 and
+              read(os.path.join(again, "g_x.h")) == h.encode() and
+              read(os.path.join(again, "g_x.c")) == c.encode())
+        if cc:  # the project's warnings and -pedantic (a superset), once
+            k = subprocess.run([cc] + flags + [os.path.join(out, "g_x.c"), "-o",
+                                               os.path.join(out, "g_x.o")],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            check("gen %s: compiles with %s %s" % (name, os.path.basename(cc), " ".join(flags[:4])),
+                  k.returncode == 0, text(k.stdout, 3000))
+    # the default prefix and directory
+    out = os.path.join(TMP, "gen-default")
+    os.mkdir(out)
+    r = subprocess.run([WIREKIT, "colloq", "gen", "--plan", ts.path], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60, cwd=out)
+    check("gen: default prefix from the plan's name, in the current directory",
+          r.returncode == 0 and sorted(os.listdir(out)) == ["token_stream.c", "token_stream.h"],
+          text(r.stderr))
+    # refusals write nothing
+    bad = write("gen-bad.json", jdump(dict(TOKEN_STREAM, transitions=[
+        {"from": "Idle", "message": "Prompt", "sender": "client", "to": "Streaming"},
+        {"from": "Streaming", "message": "Token", "sender": "server", "to": "Nowhere"}])))
+    out = os.path.join(TMP, "gen-refused")
+    os.mkdir(out)
+    r = run(["gen", "--plan", bad, "--out-dir", out])
+    lines = err_lines(r)
+    check("gen: an invalid plan exits 2 with the compile error and its JSON path, no file",
+          r.returncode == 2 and r.stdout == b"" and len(lines) == 1 and
+          lines[0].startswith("COLLOQ_ERR_UNKNOWN_STATE") and "$.transitions[1].to" in lines[0] and
+          os.listdir(out) == [], text(r.stderr))
+    dup = write("gen-dup.json", jdump(TOKEN_STREAM).replace('"initial"', '"final":["Done"],"initial"', 1))
+    r = run(["gen", "--plan", dup, "--out-dir", out])
+    lines = err_lines(r)
+    check("gen: a duplicate key is a compile error with its path, no file",
+          r.returncode == 2 and len(lines) == 1 and lines[0].startswith("COLLOQ_ERR_DUPLICATE") and
+          "$.final" in lines[0] and os.listdir(out) == [], text(r.stderr))
+    for prefix in ["1x", "a-b", "x" * 65, ""]:
+        r = run(["gen", "--plan", ts.path, "--prefix", prefix, "--out-dir", out])
+        check("gen: prefix %r refused with exit 1, no file" % prefix[:10],
+              r.returncode == 1 and len(err_lines(r)) == 1 and os.listdir(out) == [], text(r.stderr))
+    r = run(["gen", "--plan", ts.path, "--out-dir", os.path.join(TMP, "no-such-dir")])
+    check("gen: a missing directory exits 1", r.returncode == 1 and len(err_lines(r)) == 1,
+          text(r.stderr))
+    for args in (["gen"], ["gen", "--plan"], ["gen", "--plan", ts.path, "--bogus"],
+                 ["gen", "--plan", ts.path, "extra"]):
+        r = run(args)
+        check("gen usage error %s: exit 1" % " ".join(args[1:]), r.returncode == 1 and
+              os.listdir(out) == [], text(r.stderr))
+    r = run(["gen", "--plan", os.path.join(TMP, "missing.json")])
+    check("gen: unreadable plan exits 1", r.returncode == 1)
+
+
 def main():
     test_help()
     ts = compile_model(TOKEN_STREAM, "token_stream")
@@ -1050,6 +1171,7 @@ def main():
                             step=1 if len(case.transcript("binary")) < 600 else 7)
     test_streaming(ts, at)
     test_fixtures()
+    test_gen(ts)
 
 
 try:

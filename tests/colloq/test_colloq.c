@@ -496,13 +496,13 @@ static void test_json_extremes(void)
     /* reference: names resolve; unknown names are unknown-transition */
     d = wk_colloq_decoder_new(ts, WK_COLLOQ_WIRE_REFERENCE, &err);
     REQUIRE(d != NULL);
-    CHECK(cdec(d, "{\"seq\":0,\"state\":\"Nowhere\",\"message\":\"Token\",\"payload\":{}}", &f, &err) == WK_OK &&
+    CHECK(cdec(d, "{\"seq\":0,\"state\":\"Nowhere\",\"message\":\"Token\",\"sender\":\"server\",\"payload\":{}}", &f, &err) == WK_OK &&
           f.transition == WK_COLLOQ_NO_TRANSITION);
-    CHECK(cdec(d, "{\"seq\":0,\"state\":\"Idle\",\"message\":\"Token\",\"payload\":{}}", &f, &err) == WK_OK &&
+    CHECK(cdec(d, "{\"seq\":0,\"state\":\"Idle\",\"message\":\"Token\",\"sender\":\"server\",\"payload\":{}}", &f, &err) == WK_OK &&
           f.transition == WK_COLLOQ_NO_TRANSITION);
-    CHECK(cdec(d, "{\"seq\":0,\"state\":\"Streaming\",\"message\":\"Token\",\"payload\":{\"index\":4294967295,\"text\":\"\"}}",
+    CHECK(cdec(d, "{\"seq\":0,\"state\":\"Streaming\",\"message\":\"Token\",\"sender\":\"server\",\"payload\":{\"index\":4294967295,\"text\":\"\"}}",
                &f, &err) == WK_OK && f.transition == T_TOKEN && f.payload_error == WK_OK && f.fields[0].as.u == UINT32_MAX);
-    CHECK(cdec(d, "{\"seq\":0,\"state\":\"Streaming\",\"message\":\"Token\",\"payload\":{\"index\":4294967296,\"text\":\"\"}}",
+    CHECK(cdec(d, "{\"seq\":0,\"state\":\"Streaming\",\"message\":\"Token\",\"sender\":\"server\",\"payload\":{\"index\":4294967296,\"text\":\"\"}}",
                &f, &err) == WK_OK && f.payload_error == WK_ERR_COLLOQ_MALFORMED_PAYLOAD);
     CHECK(cdec(d, "{\"t\":0,\"seq\":0,\"payload\":{}}", &f, &err) == WK_ERR_COLLOQ_MALFORMED_PAYLOAD);
     /* stream: a line over the limit with no newline is payload-too-large at once */
@@ -547,7 +547,7 @@ static void test_encoders(void)
     }
     uint8_t buf[256];
     size_t n = enc(ts, WK_COLLOQ_WIRE_REFERENCE, &f, buf, sizeof buf);
-    const char *ref = "{\"seq\":3,\"state\":\"Streaming\",\"message\":\"Token\",\"payload\":{\"index\":4294967295,"
+    const char *ref = "{\"seq\":3,\"state\":\"Streaming\",\"message\":\"Token\",\"sender\":\"server\",\"payload\":{\"index\":4294967295,"
                       "\"text\":\"a\\\"b\\\\c\\n\\u0001 \xe2\x98\x83\",\"logprob\":-0.25}}\n";
     CHECKF(n == strlen(ref) && memcmp(buf, ref, n) == 0, "%.*s", (int)n, buf);
     n = enc(ts, WK_COLLOQ_WIRE_COMPACT, &f, buf, sizeof buf);
@@ -669,12 +669,22 @@ static void test_checker(void)
     wk_colloq_frame f;
     wk_colloq_session s;
     wk_colloq_session_init(&s, p);
-    /* reference, live sender b: moves to b's sibling */
-    CHECK(cdec(ref, "{\"seq\":0,\"state\":\"S\",\"message\":\"Say\",\"payload\":{\"x\":1}}", &f, &err) == WK_OK && f.by_name);
-    CHECK(f.transition == 1);
+    /* reference names (state, message, sender): Say from b is id 2, live b accepts it */
+    CHECK(cdec(ref, "{\"seq\":0,\"state\":\"S\",\"message\":\"Say\",\"sender\":\"b\",\"payload\":{\"x\":1}}", &f, &err) == WK_OK);
+    CHECK(f.transition == 2 && !f.sender_mismatch);
     CHECK(wk_colloq_check(&s, &f, 1, &err) == WK_OK && f.transition == 2 && s.next_seq == 1);
+    /* the same frame in a transcript: id 2 as well (the bug of issue 19: it used to be id 1) */
+    wk_colloq_session_init(&s, p);
+    CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_OK && s.state == 0);
+    /* Say from a is id 1: live b is wrong-sender (the frame's sender must be the side it came from) */
+    CHECK(cdec(ref, "{\"seq\":1,\"state\":\"S\",\"message\":\"Say\",\"sender\":\"a\",\"payload\":{\"x\":1}}", &f, &err) == WK_OK);
+    CHECK(f.transition == 1 && !f.sender_mismatch);
+    wk_colloq_session t1 = s;
+    CHECK(wk_colloq_check(&t1, &f, 1, &err) == WK_ERR_COLLOQ_WRONG_SENDER && t1.failure_seq == 1);
+    t1 = s;
+    CHECK(wk_colloq_check(&t1, &f, 0, &err) == WK_OK);
     /* compact names the id: sender b on a's transition is wrong-sender */
-    CHECK(cdec(cmp, "{\"t\":1,\"seq\":1,\"payload\":{\"x\":1}}", &f, &err) == WK_OK && !f.by_name);
+    CHECK(cdec(cmp, "{\"t\":1,\"seq\":1,\"payload\":{\"x\":1}}", &f, &err) == WK_OK && !f.sender_mismatch);
     CHECK(wk_colloq_check(&s, &f, 1, &err) == WK_ERR_COLLOQ_WRONG_SENDER && s.failure_seq == 1);
     CHECK(strstr(err.msg, "seq 1") != NULL);
     /* a failed session stays failed */
@@ -682,10 +692,49 @@ static void test_checker(void)
     CHECK(wk_colloq_check(&s, &f, 0, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
     CHECK(wk_colloq_session_fail(&s, WK_ERR_COLLOQ_TRUNCATED, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
     CHECK(wk_colloq_session_end(&s, 0, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
+    /* Bye leaves S only from a: "sender":"b" (or a role the plan lacks) is wrong-sender in a
+     * transcript too, after the state check */
+    static const char *const bye_b[] = {
+        "{\"seq\":0,\"state\":\"S\",\"message\":\"Bye\",\"sender\":\"b\",\"payload\":{}}",
+        "{\"seq\":0,\"state\":\"S\",\"message\":\"Bye\",\"sender\":\"nobody\",\"payload\":{}}",
+        "{\"seq\":0,\"state\":\"S\",\"message\":\"Bye\",\"sender\":\"\",\"payload\":{}}"};
+    for (int k = 0; k < 3; k++) {
+        CHECK(cdec(ref, bye_b[k], &f, &err) == WK_OK && f.sender_mismatch && f.transition == 0);
+        wk_colloq_session_init(&s, p);
+        CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
+        wk_colloq_session_init(&s, p);
+        CHECK(wk_colloq_check(&s, &f, 0, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
+        /* after-final comes first */
+        s.finished = true;
+        s.failure = WK_OK;
+        CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_AFTER_FINAL);
+    }
+    /* wrong-state comes before wrong-sender */
+    CHECK(cdec(ref, "{\"seq\":0,\"state\":\"S\",\"message\":\"Bye\",\"sender\":\"b\",\"payload\":{}}", &f, &err) == WK_OK);
+    wk_colloq_session_init(&s, p);
+    s.state = 1; /* Done, but not finished: a state no transition leaves from */
+    CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_WRONG_STATE);
+    /* no transition at all from (state, message): unknown-transition, whatever the sender */
+    CHECK(cdec(ref, "{\"seq\":0,\"state\":\"Done\",\"message\":\"Bye\",\"sender\":\"a\",\"payload\":{}}", &f, &err) == WK_OK &&
+          f.transition == WK_COLLOQ_NO_TRANSITION && !f.sender_mismatch);
+    CHECK(cdec(ref, "{\"seq\":0,\"state\":\"Nowhere\",\"message\":\"Bye\",\"sender\":\"nobody\",\"payload\":{}}", &f, &err) == WK_OK &&
+          f.transition == WK_COLLOQ_NO_TRANSITION);
+    /* the envelope: sender always required, a string, and nothing else */
+    static const char *const bad_env[] = {
+        "{\"seq\":0,\"state\":\"S\",\"message\":\"Bye\",\"payload\":{}}",
+        "{\"seq\":0,\"state\":\"S\",\"message\":\"Bye\",\"sender\":0,\"payload\":{}}",
+        "{\"seq\":0,\"state\":\"S\",\"message\":\"Bye\",\"sender\":null,\"payload\":{}}",
+        "{\"seq\":0,\"state\":\"S\",\"message\":\"Bye\",\"sender\":[\"a\"],\"payload\":{}}",
+        "{\"seq\":0,\"state\":\"S\",\"message\":\"Bye\",\"sender\":\"a\",\"payload\":{},\"x\":1}",
+        "{\"seq\":0,\"state\":\"S\",\"message\":\"Bye\",\"role\":\"a\",\"payload\":{}}",
+        "{\"seq\":0,\"state\":\"S\",\"message\":\"Bye\",\"sender\":\"a\",\"sender\":\"a\",\"payload\":{}}",
+        "{\"seq\":0,\"state\":\"S\",\"message\":\"Bye\",\"sender\":\"b\",\"payload\":{},\"sender\":\"a\"}"};
+    for (size_t k = 0; k < sizeof bad_env / sizeof bad_env[0]; k++)
+        CHECKF(cdec(ref, bad_env[k], &f, &err) == WK_ERR_COLLOQ_MALFORMED_PAYLOAD, "bad envelope %zu", k);
     /* reference with live sender a on Bye, then after-final for anything */
     wk_colloq_session_init(&s, p);
-    CHECK(cdec(ref, "{\"seq\":0,\"state\":\"S\",\"message\":\"Bye\",\"payload\":{}}", &f, &err) == WK_OK);
-    CHECK(wk_colloq_check(&s, &f, 1, &err) == WK_ERR_COLLOQ_WRONG_SENDER); /* no sibling for b */
+    CHECK(cdec(ref, "{\"seq\":0,\"state\":\"S\",\"message\":\"Bye\",\"sender\":\"a\",\"payload\":{}}", &f, &err) == WK_OK);
+    CHECK(wk_colloq_check(&s, &f, 1, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
     wk_colloq_session_init(&s, p);
     CHECK(wk_colloq_check(&s, &f, 0, &err) == WK_OK && s.finished && s.state == 1);
     CHECK(wk_colloq_session_end(&s, 0, &err) == WK_OK);
@@ -693,7 +742,7 @@ static void test_checker(void)
     CHECK(wk_colloq_session_fail(&t2, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, &err) == WK_ERR_COLLOQ_AFTER_FINAL);
     t2 = s;
     CHECK(wk_colloq_session_end(&t2, 3, &err) == WK_ERR_COLLOQ_AFTER_FINAL && t2.failure_seq == 1);
-    CHECK(cdec(ref, "{\"seq\":1,\"state\":\"Nowhere\",\"message\":\"Bye\",\"payload\":{}}", &f, &err) == WK_OK);
+    CHECK(cdec(ref, "{\"seq\":1,\"state\":\"Nowhere\",\"message\":\"Bye\",\"sender\":\"a\",\"payload\":{}}", &f, &err) == WK_OK);
     CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_AFTER_FINAL);
     /* truncated at the end of input inside a frame; clean end otherwise */
     wk_colloq_session_init(&s, p);
@@ -735,9 +784,12 @@ static void test_reencode(void)
     static const struct {
         const char *name;
         int plan; /* 0 ts, 1 moe */
-    } sc[] = {{"ts-valid", 0}, {"ts-valid-bare-end", 0}, {"moe-valid", 1}, {"moe-abort", 1}, {"moe-abort-gathering", 1}};
+    } sc[] = {{"ts-valid", 0}, {"ts-valid-bare-end", 0}, {"moe-valid", 1}, {"moe-abort", 1}, {"moe-abort-gathering", 1},
+              {"chat-server-bye", 2}, {"chat-client-bye", 2}, {"chat-both-bye", 2}, {"chat-live", 2}};
+    wk_colloq_plan *chat = plan_file("chat.json");
+    REQUIRE(chat != NULL);
     for (size_t i = 0; i < sizeof sc / sizeof sc[0]; i++) {
-        const wk_colloq_plan *p = sc[i].plan ? moe : ts;
+        const wk_colloq_plan *p = sc[i].plan == 2 ? chat : sc[i].plan ? moe : ts;
         char *body[3];
         size_t blen[3];
         for (int w = 0; w < 3; w++) {
@@ -778,6 +830,7 @@ static void test_reencode(void)
         }
         for (int w = 0; w < 3; w++) free(body[w]);
     }
+    wk_colloq_plan_free(chat);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -922,6 +975,223 @@ static void test_trace_lines(void)
     wk_colloq_trace_free(&tr);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Duplicate keys (spec, revised): json-c keeps the last of two equal keys, so the library
+ * counts members itself. Anywhere in an envelope; reference and compact agree; the payload's are
+ * payload problems (reported after the header checks); escaped spellings of one key are equal. */
+static void test_duplicates(void)
+{
+    wk_error err;
+    wk_colloq_frame f;
+    wk_colloq_decoder *ref = wk_colloq_decoder_new(ts, WK_COLLOQ_WIRE_REFERENCE, &err);
+    wk_colloq_decoder *cmp = wk_colloq_decoder_new(ts, WK_COLLOQ_WIRE_COMPACT, &err);
+    REQUIRE(ref && cmp);
+    char line[512];
+    /* envelope duplicates: malformed envelope, offset = the repeated key */
+    const char *r1 = "{\"seq\":1,\"seq\":1,\"state\":\"Streaming\",\"message\":\"Token\",\"sender\":\"server\",\"payload\":{}}";
+    CHECK(cdec(ref, r1, &f, &err) == WK_ERR_COLLOQ_MALFORMED_PAYLOAD && err.has_offset && err.offset == 9);
+    const char *r2 = "{\"seq\":1,\"state\":\"Streaming\",\"message\":\"Token\",\"sender\":\"server\",\"payload\":{},\"p\\u0061yload\":{}}";
+    CHECK(cdec(ref, r2, &f, &err) == WK_ERR_COLLOQ_MALFORMED_PAYLOAD && err.offset == 78);
+    const char *r3 = "{\"seq\":1,\"state\":\"Streaming\",\"state\":\"Idle\",\"message\":\"Token\",\"sender\":\"server\",\"payload\":{}}";
+    CHECK(cdec(ref, r3, &f, &err) == WK_ERR_COLLOQ_MALFORMED_PAYLOAD);
+    const char *c1 = "{\"t\":2,\"t\":1,\"seq\":1,\"payload\":{}}";
+    CHECK(cdec(cmp, c1, &f, &err) == WK_ERR_COLLOQ_MALFORMED_PAYLOAD && err.offset == 7);
+    const char *c2 = "{\"t\":2,\"seq\":1,\"\\u0073eq\":1,\"payload\":{}}";
+    CHECK(cdec(cmp, c2, &f, &err) == WK_ERR_COLLOQ_MALFORMED_PAYLOAD && err.offset == 15);
+    CHECK(cdec(cmp, "{\"t\":2,\"seq\":1,\"payload\":{},\"payload\":{}}", &f, &err) == WK_ERR_COLLOQ_MALFORMED_PAYLOAD);
+    /* payload duplicates: the same payload text in both envelopes gives the same verdict */
+    static const char *const payloads[] = {
+        "{\"index\":0,\"text\":\"a\",\"index\":1}",
+        "{\"index\":0,\"text\":\"a\",\"te\\u0078t\":\"b\"}",
+        "{\"index\":0,\"text\":\"a\",\"text\":\"a\"}",
+        "{\"index\":0,\"text\":\"a\",\"logprob\":1,\"logprob\":1}",
+        "{\"index\":0,\"text\":\"a\",\"text\\u0000x\":\"b\"}", /* json-c cuts a key at NUL */
+        "{\"index\":0,\"text\":{\"a\":1,\"a\":2}}",
+        "{\"index\":0,\"text\":\"a\",\"zz\":{\"a\":1,\"a\":2}}"};
+    for (size_t k = 0; k < sizeof payloads / sizeof payloads[0]; k++) {
+        for (int w = 0; w < 2; w++) {
+            if (w == 0)
+                snprintf(line, sizeof line, "{\"seq\":1,\"state\":\"Streaming\",\"message\":\"Token\",\"sender\":\"server\",\"payload\":%s}", payloads[k]);
+            else
+                snprintf(line, sizeof line, "{\"t\":%u,\"seq\":1,\"payload\":%s}", (unsigned)T_TOKEN, payloads[k]);
+            wk_colloq_decoder *d = w ? cmp : ref;
+            CHECKF(cdec(d, line, &f, &err) == WK_OK && f.transition == T_TOKEN &&
+                       f.payload_error == WK_ERR_COLLOQ_MALFORMED_PAYLOAD,
+                   "payload %zu wire %d decodes with a payload error", k, w);
+            if (k < 4) CHECK(f.payload_error_reason && strstr(f.payload_error_reason, "duplicate"));
+            /* the header checks come first */
+            wk_colloq_session s;
+            wk_colloq_session_init(&s, ts);
+            s.state = 1;
+            s.next_seq = 2;
+            CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_BAD_SEQUENCE);
+            wk_colloq_session_init(&s, ts);
+            s.state = 1;
+            s.next_seq = 1;
+            CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_MALFORMED_PAYLOAD);
+        }
+    }
+    /* equal-looking but different keys are fine */
+    CHECK(cdec(cmp, "{\"t\":2,\"seq\":1,\"payload\":{\"index\":0,\"text\":\"\\u00e9\"}}", &f, &err) == WK_OK && f.payload_error == WK_OK);
+    CHECK(cdec(cmp, "{\"t\":2,\"seq\":1,\"payload\":{\"index\":0,\"Text\":\"x\",\"text\":\"y\"}}", &f, &err) == WK_OK &&
+          f.payload_error == WK_ERR_COLLOQ_MALFORMED_PAYLOAD && f.payload_error_reason && !strstr(f.payload_error_reason, "duplicate"));
+    wk_colloq_decoder_free(ref);
+    wk_colloq_decoder_free(cmp);
+    /* prefaces, traces, conversations */
+    wk_colloq_preface pf;
+    snprintf(line, sizeof line, "{\"colloq\":\"wire/v0\",\"plan\":\"%s\",\"wire\":\"binary\",\"role\":\"client\",\"role\":\"server\"}", ts->identity);
+    CHECK(wk_colloq_preface_parse(line, strlen(line), &pf, &err) == WK_ERR_COLLOQ_PREFACE && err.offset == 126);
+    wk_colloq_trace tr;
+    wk_colloq_trace_init(&tr);
+    const char *tl = "{\"seq\":0,\"transition\":0,\"from\":\"Idle\",\"to\":\"Streaming\",\"message\":\"Prompt\",\"payload\":{\"text\":\"a\",\"max_tokens\":1,\"text\":\"b\"}}\n";
+    CHECK(wk_colloq_trace_parse(tl, strlen(tl), &tr, &err) == WK_ERR_COLLOQ_TRACE && strstr(err.msg, "duplicate"));
+    wk_colloq_trace_free(&tr);
+    const char *conv =
+        "{\"colloq\":\"conversation/v0\",\"name\":\"d\",\"roles\":[\"a\"],\"states\":[\"S\",\"T\"],\"initial\":\"S\","
+        "\"final\":[\"T\"],\"messages\":{\"M\":[],\"M\":[{\"name\":\"x\",\"type\":\"u8\"}]},"
+        "\"transitions\":[{\"from\":\"S\",\"message\":\"M\",\"sender\":\"a\",\"to\":\"T\"}]}";
+    wk_colloq_plan *q = NULL;
+    CHECK(wk_colloq_plan_compile(conv, strlen(conv), &q, &err) == WK_ERR_COLLOQ_DUPLICATE && !q);
+    CHECKF(strncmp(err.msg, "$.messages.M: duplicate key", 27) == 0 && err.has_offset &&
+               err.offset == (uint64_t)(strstr(conv, "\"M\":[{") - conv), "%s", err.msg);
+    const char *conv2 =
+        "{\"colloq\":\"conversation/v0\",\"name\":\"d\",\"roles\":[\"a\"],\"states\":[\"S\",\"T\"],\"initial\":\"S\","
+        "\"final\":[\"T\"],\"messages\":{\"M\":[]},"
+        "\"transitions\":[{\"from\":\"S\",\"message\":\"M\",\"sender\":\"a\",\"to\":\"T\"},"
+        "{\"from\":\"T\",\"message\":\"M\",\"sender\":\"a\",\"to\":\"S\",\"to\":\"T\"}]}";
+    CHECK(wk_colloq_plan_load(conv2, strlen(conv2), &q, &err) == WK_ERR_COLLOQ_DUPLICATE && !q);
+    CHECKF(strncmp(err.msg, "$.transitions[1].to: duplicate key", 34) == 0, "%s", err.msg);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The generator's API (the generated code itself: test_generated.c, cli_test.py). */
+typedef struct fail_alloc {
+    long left; /* allocations that succeed; then every one fails */
+    long live;
+} fail_alloc;
+static void *fa_alloc(void *o, size_t n)
+{
+    fail_alloc *f = o;
+    if (f->left-- <= 0) return NULL;
+    f->live++;
+    return malloc(n);
+}
+static void fa_free(void *o, void *p)
+{
+    fail_alloc *f = o;
+    if (p) f->live--;
+    free(p);
+}
+
+/* An empty string or bytes value may be NULL (the encoders take it): traces write it without
+ * touching the pointer (the sanitizer build checks). */
+static void test_null_empty_values(void)
+{
+    wk_colloq_frame f;
+    wk_colloq_frame_init(&f, ts, T_TOKEN, 1);
+    f.fields[0].as.u = 0;
+    f.fields[0].present = true;
+    f.fields[1].as.s.ptr = NULL;
+    f.fields[1].as.s.len = 0;
+    f.fields[1].present = true;
+    char line[256];
+    size_t n = wk_colloq_trace_frame_line(ts, &f, line, sizeof line);
+    CHECK(n < sizeof line && strstr(line, "\"text\":\"\"") != NULL);
+    uint8_t out[256];
+    wk_error err;
+    for (int w = 0; w < 3; w++) {
+        wk_out o = {out, sizeof out, 0};
+        CHECK(wk_colloq_frame_encode(ts, (wk_colloq_wire)w, &f, &o, &err) == WK_DONE);
+    }
+    wk_colloq_frame_init(&f, moe, 1, 1); /* moe transition 1: Dispatch with a bytes field */
+    const wk_colloq_message *m = wk_colloq_plan_transition_message(moe, 1);
+    for (uint32_t i = 0; i < m->field_count; i++) {
+        if (m->fields[i].optional) continue;
+        f.fields[i].present = true;
+        f.fields[i].as.u = 0;
+        f.fields[i].as.s.ptr = NULL;
+        f.fields[i].as.s.len = 0;
+    }
+    n = wk_colloq_trace_frame_line(moe, &f, line, sizeof line);
+    CHECK(n < sizeof line);
+}
+
+static void test_codegen(void)
+{
+    wk_error err;
+    char buf[80];
+    CHECK(wk_colloq_codegen_default_prefix(ts, buf, sizeof buf) == 12 && strcmp(buf, "token_stream") == 0);
+    wk_colloq_codegen_params prm = {"tsx", NULL, NULL};
+    size_t hn = 0, cn = 0;
+    CHECK(wk_colloq_codegen_size(ts, &prm, WK_COLLOQ_CODEGEN_HEADER, &hn, &err) == WK_OK && hn > 1000);
+    CHECK(wk_colloq_codegen_size(ts, &prm, WK_COLLOQ_CODEGEN_SOURCE, &cn, &err) == WK_OK && cn > hn);
+    uint8_t *out = malloc(cn + 16);
+    memset(out, 0xAA, cn + 16);
+    wk_out o = {out, cn - 1, 0};
+    CHECK(wk_colloq_codegen_write(ts, &prm, WK_COLLOQ_CODEGEN_SOURCE, &o, &err) == WK_NEED_OUTPUT && o.pos == 0 &&
+          out[0] == 0xAA);
+    o = (wk_out){out, cn + 16, 3};
+    CHECK(wk_colloq_codegen_write(ts, &prm, WK_COLLOQ_CODEGEN_SOURCE, &o, &err) == WK_DONE && o.pos == cn + 3 &&
+          out[cn + 3] == 0xAA && memcmp(out + 3, "/* The binary", 13) == 0);
+    CHECK(strstr((char *)out + 3, "#include \"tsx.h\"") != NULL);
+    prm.header_name = "gen/tsx.h";
+    o = (wk_out){out, cn + 16, 0};
+    CHECK(wk_colloq_codegen_write(ts, &prm, WK_COLLOQ_CODEGEN_SOURCE, &o, &err) == WK_DONE);
+    out[o.pos < cn + 16 ? o.pos : cn + 15] = 0;
+    CHECK(strstr((char *)out, "#include \"gen/tsx.h\"") != NULL);
+    free(out);
+    static const char *const bad[] = {"", "1x", "a-b", "a b", "x\"", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        wk_colloq_codegen_params b = {bad[i], NULL, NULL};
+        CHECKF(wk_colloq_codegen_size(ts, &b, WK_COLLOQ_CODEGEN_HEADER, &hn, &err) == WK_ERR_ARG, "prefix %zu", i);
+    }
+    wk_colloq_codegen_params q = {"ok", "bad\"name.h", NULL};
+    CHECK(wk_colloq_codegen_size(ts, &q, WK_COLLOQ_CODEGEN_SOURCE, &hn, &err) == WK_ERR_ARG);
+    /* the same bytes with the default prefix (NULL params) */
+    size_t d1 = 0;
+    CHECK(wk_colloq_codegen_size(ts, NULL, WK_COLLOQ_CODEGEN_HEADER, &d1, &err) == WK_OK && d1 > 0);
+    /* every allocation failure is WK_ERR_NOMEM with nothing leaked; enough memory gives the bytes */
+    bool reached = false;
+    for (long n = 0; n < 200 && !reached; n++) {
+        fail_alloc fa = {n, 0};
+        wk_allocator a = {fa_alloc, fa_free, &fa};
+        wk_colloq_codegen_params pa = {"tsx", NULL, &a};
+        size_t sz = 0;
+        wk_code rc = wk_colloq_codegen_size(moe, &pa, WK_COLLOQ_CODEGEN_SOURCE, &sz, &err);
+        CHECKF(rc == WK_OK || rc == WK_ERR_NOMEM, "allocation %ld: %s", n, wk_error_name(rc));
+        CHECKF(fa.live == 0, "allocation %ld: %ld blocks left", n, fa.live);
+        if (rc == WK_OK) {
+            reached = true;
+            uint8_t *b = malloc(sz);
+            fail_alloc fb = {n, 0};
+            wk_allocator a2 = {fa_alloc, fa_free, &fb};
+            pa.allocator = &a2;
+            wk_out ob = {b, sz, 0};
+            /* write needs one more block (its text buffer) */
+            wk_result r = wk_colloq_codegen_write(moe, &pa, WK_COLLOQ_CODEGEN_SOURCE, &ob, &err);
+            CHECK((r == WK_ERROR && err.code == WK_ERR_NOMEM && ob.pos == 0) || (r == WK_DONE && ob.pos == sz));
+            CHECK(fb.live == 0);
+            fb = (fail_alloc){n + 1, 0};
+            ob.pos = 0;
+            CHECK(wk_colloq_codegen_write(moe, &pa, WK_COLLOQ_CODEGEN_SOURCE, &ob, &err) == WK_DONE && ob.pos == sz);
+            CHECK(fb.live == 0);
+            free(b);
+        }
+    }
+    CHECK(reached);
+    /* a v0 plan has no binary codec */
+    char *v0 = malloc(ts->canonical_len + 8);
+    memcpy(v0, ts->canonical, ts->canonical_len + 1);
+    char *cut = strstr(v0, ",\"binary\"],\"payload_schedules\"");
+    REQUIRE(cut != NULL);
+    strcpy(cut, "]}}");
+    wk_colloq_plan *p = NULL;
+    CHECK(wk_colloq_plan_load(v0, strlen(v0), &p, &err) == WK_OK);
+    CHECK(wk_colloq_codegen_size(p, NULL, WK_COLLOQ_CODEGEN_HEADER, &hn, &err) == WK_ERR_ARG);
+    wk_colloq_plan_free(p);
+    free(v0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -943,6 +1213,9 @@ int main(int argc, char **argv)
     test_encoders();
     test_preface();
     test_checker();
+    test_duplicates();
+    test_codegen();
+    test_null_empty_values();
     test_reencode();
     test_v0_plan();
     test_zero_allocations();

@@ -1,0 +1,290 @@
+/* libFuzzer target: the generated binary codec of the all-types conversation
+ * (tests/colloq/fixtures/all-types.json: the thirteen field types required and optional, bitmaps
+ * of 2 and 5 bytes, a message both roles send from one state, a 64-byte ceiling), written at build
+ * time by `wirekit colloq gen` (fuzz/CMakeLists.txt, fuzz/replay.cmake), against the generic
+ * codec (issue 19). The plan is loaded from the canonical text the generated code carries.
+ * Input: byte 0 picks
+ *   bits 0-1  the sender: 0-1 transcript (WK_COLLOQ_SENDER_TRANSCRIPT); 2 live, each frame from
+ *             its transition's role where the generic decoder finds one; 3 live, role 1 always;
+ *   bits 2-4  the pushes of pass B: 1, 2, 3, 5, 8, 13, 64 bytes or all at once;
+ *   bits 5-7  the starting session: 0-3 the initial state; 4 state Busy at sequence 0; 5 Busy at
+ *             sequence byte 1; 6 the final state (after-final); 7 a failed session;
+ * then byte 1 (a sequence number for mode 5) and the frame stream.
+ * Checks:
+ *   - pass A (the whole stream in one buffer): every step of wk_colloq_session_step (binary
+ *     decoder) and of the generated receive agrees: result, bytes consumed, failure code, whether
+ *     it has an offset and which, the session (state, next sequence, finished, failure and its
+ *     sequence); an accepted frame has the same values (trace line through wk_colloq_frame), the
+ *     generated encoder writes exactly the bytes consumed (binary is canonical) in frame_size
+ *     bytes, the generic encoder writes them from the converted frame, and the message's
+ *     _decode on the payload gives the same values; the end (NEED_INPUT) is the same through
+ *     wk_colloq_session_end and the generated session_finish; a failure repeats unchanged;
+ *   - the generated receive allocates nothing (a sanitizer malloc hook counts every allocation
+ *     while it runs; skipped in plain replay builds);
+ *   - pass B: both receivers fed in pushes give pass A's verdict (frames accepted, a CRC of their
+ *     bytes, failure code and sequence). */
+#include <stdbool.h>
+#include <string.h>
+#include <wirekit/colloq.h>
+
+#include "fgat.h"
+#include "fuzz_check.h"
+
+static wk_colloq_plan *plan;
+static wk_colloq_decoder *dec;
+static uint32_t busy, done_state;
+
+static void init(void)
+{
+    static bool ready;
+    if (ready) return;
+    ready = true;
+    size_t n;
+    const char *text = fgat_plan_canonical(&n);
+    wk_error err;
+    CHECK(wk_colloq_plan_load(text, n, &plan, &err) == WK_OK);
+    CHECK(fgat_plan_matches(plan));
+    dec = wk_colloq_decoder_new(plan, WK_COLLOQ_WIRE_BINARY, &err);
+    CHECK(dec != NULL);
+    busy = (uint32_t)wk_colloq_plan_state(plan, "Busy", 4);
+    done_state = (uint32_t)wk_colloq_plan_state(plan, "End", 3);
+    CHECK(busy == FGAT_STATE_Busy && done_state == FGAT_STATE_End);
+    if (__sanitizer_install_malloc_and_free_hooks) CHECK(fuzz_count_allocations());
+}
+
+static void start(uint8_t mode, uint8_t seq_byte, wk_colloq_session *s)
+{
+    wk_colloq_session_init(s, plan);
+    switch (mode >> 5) {
+    case 4: s->state = busy; break;
+    case 5:
+        s->state = busy;
+        s->next_seq = seq_byte;
+        break;
+    case 6:
+        s->state = done_state;
+        s->finished = true;
+        s->next_seq = 3;
+        break;
+    case 7:
+        s->failure = WK_ERR_COLLOQ_BAD_SEQUENCE;
+        s->failure_seq = 0;
+        break;
+    default: break;
+    }
+}
+
+static void to_gen(const wk_colloq_session *s, fgat_session *g)
+{
+    fgat_session_init(g);
+    g->state = s->state;
+    g->next_seq = s->next_seq;
+    g->finished = s->finished;
+    g->failure = s->failure;
+    g->failure_seq = s->failure_seq;
+}
+
+static bool same_session(const wk_colloq_session *a, const fgat_session *b)
+{
+    return a->state == b->state && a->next_seq == b->next_seq && a->finished == b->finished &&
+           a->failure == b->failure && (a->failure == WK_OK || a->failure_seq == b->failure_seq);
+}
+
+/* The sender of the frame at p[0..n): transcript, or live by the sender mode. */
+static uint32_t sender_of(uint8_t mode, const uint8_t *p, size_t n)
+{
+    switch (mode & 3) {
+    case 2: {
+        const uint8_t *q = p;
+        uint64_t t;
+        if (wk_colloq_varint_get(&q, p + n, &t) == 1 && t < plan->transition_count)
+            return plan->transitions[t].sender;
+        return 0;
+    }
+    case 3: return 1;
+    default: return WK_COLLOQ_SENDER_TRANSCRIPT;
+    }
+}
+
+static uint32_t crc_add(uint32_t c, const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1)));
+    }
+    return c;
+}
+
+typedef struct verdict {
+    unsigned frames;
+    uint32_t crc;
+    wk_code failure;
+    uint64_t failure_seq;
+} verdict;
+
+static char line_a[1 << 16], line_b[1 << 16];
+
+/* Per-message _decode of an accepted frame's payload gives the receive's values. */
+static void check_message_decode(const fgat_frame *g, const uint8_t *payload, size_t n)
+{
+    static fgat_frame h;
+    wk_error err;
+    wk_in in = {payload, n, 0};
+    h.transition = g->transition;
+    h.seq = g->seq;
+    wk_result r;
+    switch (g->transition) {
+    case FGAT_T_Busy_Empty_left:
+    case FGAT_T_Start_Empty_right: r = fgat_Empty_decode(&h.as.Empty, &in, &err); break;
+    case FGAT_T_Busy_Mixed_right: r = fgat_Mixed_decode(&h.as.Mixed, &in, &err); break;
+    case FGAT_T_Busy_Options_left:
+    case FGAT_T_Busy_Options_right: r = fgat_Options_decode(&h.as.Options, &in, &err); break;
+    case FGAT_T_Busy_Scalars_right:
+    case FGAT_T_Start_Scalars_left: r = fgat_Scalars_decode(&h.as.Scalars, &in, &err); break;
+    case FGAT_T_Busy_Wide_left: r = fgat_Wide_decode(&h.as.Wide, &in, &err); break;
+    default: CHECK(false); return;
+    }
+    CHECK(r == WK_DONE && in.pos == n);
+    static wk_colloq_frame f1, f2;
+    CHECK(fgat_frame_to_colloq(g, &f1, &err) == WK_OK);
+    CHECK(fgat_frame_to_colloq(&h, &f2, &err) == WK_OK);
+    size_t n1 = wk_colloq_trace_frame_line(plan, &f1, line_a, sizeof line_a);
+    size_t n2 = wk_colloq_trace_frame_line(plan, &f2, line_b, sizeof line_b);
+    CHECK(n1 == n2 && n1 < sizeof line_a && memcmp(line_a, line_b, n1) == 0);
+}
+
+/* Pass A: the whole stream, step by step, both receivers. */
+static verdict pass_a(uint8_t mode, uint8_t seq_byte, const uint8_t *data, size_t size)
+{
+    static wk_colloq_frame f;
+    static fgat_frame g;
+    static uint8_t enc[1 << 12];
+    wk_colloq_session s;
+    fgat_session gs;
+    start(mode, seq_byte, &s);
+    to_gen(&s, &gs);
+    wk_in a = {data, size, 0}, b = a;
+    verdict v = {0, 0, WK_OK, 0};
+    for (;;) {
+        size_t at = a.pos;
+        uint32_t sender = sender_of(mode, data + at, size - at);
+        wk_error e1, e2;
+        wk_error_clear(&e1);
+        wk_error_clear(&e2);
+        wk_result r1 = wk_colloq_session_step(&s, dec, &a, sender, &f, &e1);
+        size_t m0 = fuzz_malloc_calls;
+        wk_result r2 = fgat_receive(&gs, sender, &b, &g, &e2);
+        CHECK(fuzz_malloc_calls == m0);
+        CHECK(r1 == r2);
+        CHECK(a.pos == b.pos);
+        CHECK(same_session(&s, &gs));
+        if (r1 == WK_ERROR) {
+            CHECK(e1.code == e2.code && e1.code == s.failure);
+            CHECK(e1.has_offset == e2.has_offset);
+            if (e1.has_offset) CHECK(e1.offset == e2.offset && e1.offset <= size - at);
+            CHECK(wk_code_category(e2.code) == WK_CAT_PEER_PROTOCOL);
+            /* the failure stays */
+            wk_in b2 = b;
+            CHECK(fgat_receive(&gs, sender, &b2, &g, &e2) == WK_ERROR && e2.code == s.failure && b2.pos == b.pos);
+            v.failure = s.failure;
+            v.failure_seq = s.failure_seq;
+            return v;
+        }
+        if (r1 == WK_NEED_INPUT) {
+            wk_error e3, e4;
+            wk_code c1 = wk_colloq_session_end(&s, a.size - a.pos, &e3);
+            wk_result r4 = fgat_session_finish(&gs, &b, &e4);
+            CHECK((c1 == WK_OK) == (r4 == WK_DONE));
+            if (c1 != WK_OK) CHECK(c1 == e4.code);
+            CHECK(same_session(&s, &gs));
+            v.failure = s.failure;
+            v.failure_seq = s.failure_seq;
+            return v;
+        }
+        /* accepted: the same values, and both encoders write exactly the bytes consumed */
+        size_t n = a.pos - at;
+        static wk_colloq_frame gf;
+        wk_error err;
+        CHECK(fgat_frame_to_colloq(&g, &gf, &err) == WK_OK);
+        size_t n1 = wk_colloq_trace_frame_line(plan, &f, line_a, sizeof line_a);
+        size_t n2 = wk_colloq_trace_frame_line(plan, &gf, line_b, sizeof line_b);
+        CHECK(n1 == n2 && n1 < sizeof line_a && memcmp(line_a, line_b, n1) == 0);
+        CHECK(g.transition == f.transition && g.seq == f.seq && gf.payload_len == f.payload_len);
+        CHECK(fgat_frame_size(&g) == n);
+        wk_out o = {enc, sizeof enc, 0};
+        CHECK(fgat_frame_encode(&g, &o, &err) == WK_DONE && o.pos == n && memcmp(enc, data + at, n) == 0);
+        if (n) {
+            wk_out small = {enc, n - 1, 0};
+            CHECK(fgat_frame_encode(&g, &small, &err) == WK_NEED_OUTPUT && small.pos == 0);
+        }
+        o.pos = 0;
+        CHECK(wk_colloq_binary_encode(plan, &gf, &o, &err) == WK_DONE && o.pos == n &&
+              memcmp(enc, data + at, n) == 0);
+        static fgat_frame back;
+        CHECK(fgat_frame_from_colloq(&f, &back, &err) == WK_OK);
+        CHECK(fgat_frame_size(&back) == n);
+        check_message_decode(&g, data + at + n - f.payload_len, f.payload_len);
+        v.frames++;
+        v.crc = crc_add(v.crc, data + at, n);
+    }
+}
+
+/* Pass B: the stream in pushes; both receivers; the verdict. */
+static verdict pass_b(uint8_t mode, uint8_t seq_byte, const uint8_t *data, size_t size, bool generated)
+{
+    static const size_t pushes[8] = {1, 2, 3, 5, 8, 13, 64, 0};
+    size_t push = pushes[(mode >> 2) & 7];
+    if (!push) push = size ? size : 1;
+    static wk_colloq_frame f;
+    static fgat_frame g;
+    wk_colloq_session s;
+    fgat_session gs;
+    start(mode, seq_byte, &s);
+    to_gen(&s, &gs);
+    wk_in in = {data, size < push ? size : push, 0};
+    verdict v = {0, 0, WK_OK, 0};
+    for (;;) {
+        size_t at = in.pos;
+        uint32_t sender = sender_of(mode, data + at, size - at); /* what pass A saw: the whole rest */
+        wk_error err;
+        wk_result r = generated ? fgat_receive(&gs, sender, &in, &g, &err)
+                                : wk_colloq_session_step(&s, dec, &in, sender, &f, &err);
+        if (r == WK_DONE) {
+            v.frames++;
+            v.crc = crc_add(v.crc, data + at, in.pos - at);
+            continue;
+        }
+        if (r == WK_ERROR) break;
+        if (in.size < size) {
+            in.size = in.size + push < size ? in.size + push : size;
+            continue;
+        }
+        if (generated) fgat_session_finish(&gs, &in, &err);
+        else wk_colloq_session_end(&s, in.size - in.pos, &err);
+        break;
+    }
+    v.failure = generated ? gs.failure : s.failure;
+    v.failure_seq = generated ? gs.failure_seq : s.failure_seq;
+    return v;
+}
+
+static bool same_verdict(const verdict *x, const verdict *y)
+{
+    return x->frames == y->frames && x->crc == y->crc && x->failure == y->failure &&
+           (x->failure == WK_OK || x->failure_seq == y->failure_seq);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    init();
+    if (size < 2) return 0;
+    uint8_t mode = data[0], seq_byte = data[1];
+    data += 2;
+    size -= 2;
+    verdict a = pass_a(mode, seq_byte, data, size);
+    verdict b1 = pass_b(mode, seq_byte, data, size, false);
+    verdict b2 = pass_b(mode, seq_byte, data, size, true);
+    CHECK(same_verdict(&a, &b1));
+    CHECK(same_verdict(&a, &b2));
+    return 0;
+}
