@@ -21,3 +21,5 @@ set(WK_FUZZ_TARGETS
   colloq_binary
   colloq_compile
 )
+# Targets with allocation checks (fuzz/alloc_hook.h): their replay builds link with --wrap.
+set(WK_FUZZ_ALLOC_TARGETS colloq_binary)
