@@ -28,9 +28,6 @@ int wk_cli_b64a(int argc, char **argv);
 int wk_cli_eth(int argc, char **argv); /* wirekit eth (cmd_eth.c): Ethereum Snappy */
 int wk_cli_moqt(int argc, char **argv); /* wirekit moqt (cmd_moqt.c): MoQT draft-20 data plane */
 int wk_cli_colloq(int argc, char **argv); /* wirekit colloq (cmd_colloq.c): Colloq plan codec */
-/* wirekit colloq bench [--json] (cmd_colloq_bench.c): the RFC-0005 benchmark report; argv[0] =
- * "bench". The colloq command table (another file) calls it. */
-int wk_cli_colloq_bench(int argc, char **argv);
 int wk_cli_iltp_demo(int argc, char **argv);
 int wk_cli_iltp_items(int argc, char **argv);
 int wk_cli_iltp_blob(int argc, char **argv);

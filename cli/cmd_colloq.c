@@ -2,8 +2,8 @@
  * "CLI details"). This file: the command table and dispatch, `colloq compile` (canonical plan on
  * stdout, `plan <identity>` on stderr), `colloq run` (a transcript on stdin checked frame by
  * frame, its trace on stdout), `colloq convert` (a transcript re-encoded into another wire) and
- * `colloq verify` (a trace file checked against a plan). `colloq bench` is in
- * cmd_colloq_bench.c.
+ * `colloq verify` (a trace file checked against a plan). The benchmark report is
+ * bench/colloq_bench, not a CLI command: no benchmark code links into the CLI.
  *
  * Transcripts are streamed: stdin is read in 64 KiB chunks and frames are decoded as they
  * complete, so a binary transcript of any length runs in memory bounded by its largest frame.
@@ -597,8 +597,6 @@ static const wk_cli_command commands[] = {
     {"run", "--plan P --wire W: check a transcript on stdin, print its trace (JSON lines)", cmd_run},
     {"convert", "--plan P --from W --to W: re-encode a transcript (stdin to stdout)", cmd_convert},
     {"verify", "--plan P TRACE: check a trace file against the plan", cmd_verify},
-    {"bench", "[--json]: reference, compact, binary and hand-written codecs side by side",
-     wk_cli_colloq_bench},
 };
 
 int wk_cli_colloq(int argc, char **argv)
