@@ -5,8 +5,9 @@
  * `colloq verify` (a trace file checked against a plan). The benchmark report is
  * bench/colloq_bench, not a CLI command: no benchmark code links into the CLI.
  *
- * Transcripts are streamed: stdin is read in 64 KiB chunks and frames are decoded as they
- * complete, so a binary transcript of any length runs in memory bounded by its largest frame.
+ * Transcripts are streamed: stdin is read as it arrives (at most 64 KiB a read, stdout flushed
+ * before each) and frames are decoded and written as they complete, so a transcript of any length
+ * runs in memory bounded by its largest frame.
  * Byte offsets in stderr lines count from the start of the input (the preface included). No
  * codec logic here: only files, buffers and presentation. */
 #include "cmd_colloq.h"
@@ -23,6 +24,7 @@
  * else 2: every error reported this way is the input's fault. */
 static int fail_input(const wk_error *err)
 {
+    fflush(stdout); /* the output decoded before the error, then its line */
     char line[256];
     fprintf(stderr, "%s\n", wk_error_format(err, line, sizeof line));
     return wk_code_is_truncation(err->code) ? WK_EXIT_TRUNCATED : WK_EXIT_INVALID;
@@ -198,11 +200,10 @@ static int in_fill(instream *s)
     }
     size_t want = s->cap - s->end;
     if (want > COLLOQ_IO_CHUNK) want = COLLOQ_IO_CHUNK;
-    size_t got = fread(s->buf + s->end, 1, want, stdin);
-    if (got == 0) {
-        if (ferror(stdin)) return fail_local(WK_ERR_BACKEND, "cannot read stdin");
-        s->eof = true;
-    }
+    size_t got; /* what has arrived; the output so far is flushed first */
+    int rc = wk_cli_read_some(s->buf + s->end, want, &got);
+    if (rc) return rc;
+    if (got == 0) s->eof = true;
     s->end += got;
     return 0;
 }
