@@ -330,7 +330,8 @@ static const char run_help[] =
     "  {\"seq\":N,\"transition\":T,\"from\":\"S\",\"to\":\"S\",\"message\":\"M\",\"payload\":{...}}\n"
     "and on a failure one last object {\"failure\":\"<kind>\",\"seq\":N} (kinds: unknown-transition,\n"
     "wrong-state, wrong-sender, bad-sequence, malformed-payload, payload-too-large, truncated,\n"
-    "after-final) with one stderr line naming it. Input is streamed in 64 KiB reads.\n"
+    "after-final) with one stderr line naming it. Streamed: each line is written as its frame\n"
+    "is checked, in memory bounded by the largest frame.\n"
     "Exit status: 0 the transcript ended cleanly, 2 a failure or a refused preface, 3 the input\n"
     "ended inside a frame or the preface (truncated), 1 usage or local failure.\n";
 

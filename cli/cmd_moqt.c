@@ -536,8 +536,9 @@ static int decode_datagram(const moqt_opts *o, bool inspect);
 static const char DECODE_HELP[] =
     "usage: wirekit moqt decode --carrier subgroup|datagram|fetch [--group-order ascending|descending]\n"
     "                           [--end-of-range delta|absolute] [--strict-padding] [more options]\n"
-    "Reads one whole stream (EOF = FIN; streamed in 64 KiB reads) or one datagram from stdin and\n"
-    "prints one JSON object in the shape of the MoQT test vectors' `decoded` field: integers as\n"
+    "Reads one stream (EOF = FIN) or one datagram from stdin and prints one JSON object in the\n"
+    "shape of the MoQT test vectors' `decoded` field, a stream's written as it is decoded (memory\n"
+    "does not grow with the stream; on an error the object is left unterminated): integers as\n"
     "decimal strings, type fields as \"0x..\", payloads as payload_hex, fields not on the wire\n"
     "absent. Object properties are a map from name (prior_group_id_gap, prior_object_id_gap,\n"
     "else \"0x<type in hex>\") to a decimal (even types) or hex bytes (odd types); a block a map\n"

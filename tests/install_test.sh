@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the build into a temporary prefix and builds a consumer with pkg-config against both
 # the shared and the static library: the public headers, wirekit.pc and the install rules; checks
-# that no installed binary defines malloc, calloc, realloc or free.
+# that no installed binary defines malloc, calloc, realloc or free, and that the man page is
+# installed and renders.
 set -euo pipefail
 build=$1
 tmp=$(mktemp -d)
@@ -13,6 +14,23 @@ test -f "$tmp/prefix/include/wirekit/wirekit.h"
 test -x "$tmp/prefix/bin/wirekit"
 ls "$tmp/prefix"/lib*/libwirekit.so.0* >/dev/null
 passed=0
+
+# The man page: installed as share/man/man1/wirekit.1, and it renders without a warning (groff
+# from groff-base, which scripts/bootstrap installs; skipped with a note when it is missing).
+man="$tmp/prefix/share/man/man1/wirekit.1"
+test -f "$man"
+if command -v groff >/dev/null; then
+    warnings=$(groff -man -Tutf8 -ww "$man" 2>&1 >/dev/null)
+    if [ -n "$warnings" ]; then
+        echo "install: groff warns about $man:" >&2
+        echo "$warnings" >&2
+        exit 1
+    fi
+    echo "install: share/man/man1/wirekit.1 renders without warnings"
+else
+    echo "install: share/man/man1/wirekit.1 installed (groff not found: rendering not checked)"
+fi
+passed=$((passed + 1))
 
 # No installed binary defines the allocator: an executable or library that defines malloc,
 # calloc, realloc or free interposes them on every program and library it runs with (the CLI once
