@@ -249,6 +249,19 @@ def moqt_tests():
                digest_of(chunked(subgroup_document(k, close=False))), rc=3, err_count=1,
                err_last_prefix="incomplete MOQT_ERR_TRUNCATED at offset %d:" % (bad_at - 1))
 
+    # encode: the same document back to the stream's bytes
+    r = run_stream(["moqt", "encode", "--carrier", "subgroup"], chunked(subgroup_document(n)))
+    expect_run("moqt encode, %d objects (193 MB of JSON)" % n, r,
+               digest_of(chunked(subgroup_input(n))))
+
+    def then_bad():  # k objects, then one whose object_id goes back
+        yield from subgroup_document(k, close=False)
+        yield b',{"object_id":"0","payload_length":"0","status":"0","payload_hex":""}]}\n'
+    r = run_stream(["moqt", "encode", "--carrier", "subgroup"], chunked(then_bad()))
+    expect_run("moqt encode, %d objects then a repeated Object ID" % k, r,
+               digest_of(chunked(subgroup_input(k))), rc=1, err_count=1,
+               err_last_prefix="WK_ERR_ARG")
+
     # one large object: payload_hex is streamed (64 MiB of payload, 128 MiB of hex)
     size = (64 << 20) // SCALE
     rnd = random.Random(12)
@@ -299,6 +312,9 @@ def moqt_tests():
     streams_before_eof("moqt decode", ["moqt", "decode", "--carrier", "subgroup"],
                        SUBGROUP_HEADER + bytes.fromhex("000000"),
                        b'{"object_id_delta":"0","object_id":"0","payload_length":"0"')
+    doc = b"".join(subgroup_document(2, close=False))
+    streams_before_eof("moqt encode", ["moqt", "encode", "--carrier", "subgroup"], doc,
+                       SUBGROUP_HEADER + bytes.fromhex("000000"))
     streams_before_eof("moqt inspect", ["moqt", "inspect"],
                        SUBGROUP_HEADER + bytes.fromhex("000000"), b"object id=0 ")
     streams_before_eof("moqt int decode", ["moqt", "int", "decode"], b"\x05", b'{"value":"5"}\n')
