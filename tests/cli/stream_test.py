@@ -389,12 +389,17 @@ def colloq_tests():
 
     n = 1000000 // SCALE
     texts = ["tok", "", "w\u00f6rd", "\U0001f600"]
+    SEQ, IDX = 123456789, 987654321  # placeholders: one jdump per text, then % per line
+
+    def token_lines(shape):
+        """The JSON line of shape(text) for each text, with %d where SEQ and IDX were."""
+        return [jdump(shape(x)).replace(b"%d" % SEQ, b"%d").replace(b"%d" % IDX, b"%d") + b"\n"
+                for x in texts]
 
     def compact(count, bad_seq=False):
         yield preface("compact")
         yield b'{"t":0,"seq":0,"payload":{"text":"go","max_tokens":%d}}\n' % count
-        line = [jdump({"t": 2, "seq": 123456789, "payload": {"index": 987654321, "text": x}})
-                .replace(b"123456789", b"%d").replace(b"987654321", b"%d") + b"\n" for x in texts]
+        line = token_lines(lambda x: {"t": 2, "seq": SEQ, "payload": {"index": IDX, "text": x}})
         for i in range(count):
             yield line[i % 4] % (i + 1, i)
         if bad_seq:
@@ -405,9 +410,9 @@ def colloq_tests():
     def trace(count, bad_seq=False):
         yield b'{"seq":0,"transition":0,"from":"Idle","to":"Streaming","message":"Prompt",' \
               b'"payload":{"text":"go","max_tokens":%d}}\n' % count
-        line = [jdump({"seq": 123456789, "transition": 2, "from": "Streaming", "to": "Streaming",
-                       "message": "Token", "payload": {"index": 987654321, "text": x}})
-                .replace(b"123456789", b"%d").replace(b"987654321", b"%d") + b"\n" for x in texts]
+        line = token_lines(lambda x: {"seq": SEQ, "transition": 2, "from": "Streaming",
+                                      "to": "Streaming", "message": "Token",
+                                      "payload": {"index": IDX, "text": x}})
         for i in range(count):
             yield line[i % 4] % (i + 1, i)
         if bad_seq:
