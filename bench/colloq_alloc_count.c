@@ -1,11 +1,12 @@
-/* Allocation counting for the Colloq benchmark, linked into bench/colloq_bench and the wirekit
- * CLI. json-c and yajl are shared libraries, so -Wl,--wrap (which only rewrites references in the
+/* Allocation counting for the Colloq benchmark, linked into bench/colloq_bench only (never into
+ * an installed binary: tests/install_test.sh checks that none defines malloc). json-c and yajl are shared libraries, so -Wl,--wrap (which only rewrites references in the
  * objects being linked, as bench/moqt_bench does for the static library) would not see their
  * calls. Instead the executable defines malloc, calloc, realloc and free itself: the dynamic linker
  * binds every library's malloc to the executable's definition first, and these forward to glibc's
- * allocator (__libc_malloc and friends), counting each call. The count is a relaxed atomic (the
- * CLI's host layer may allocate from other threads); its cost is one locked add per allocation,
- * the same for every variant.
+ * allocator (__libc_malloc and friends), counting each call. The count is thread-local: a
+ * measurement sees only the allocations of the thread that runs it, never another thread's (the
+ * same rule as tests/wk_alloc_probe.h); its cost is one increment per allocation, the same for
+ * every variant.
  *
  * Under AddressSanitizer (WK_SANITIZE, fuzz builds) the sanitizer owns malloc: nothing is
  * interposed and counting reports "not available". */
@@ -25,9 +26,10 @@
 
 #ifndef WK_NO_INTERPOSE
 
-static volatile uint64_t n_allocs;
+/* volatile: GCC assumes malloc leaves user memory alone and would fold a before/after pair. */
+static _Thread_local volatile uint64_t n_allocs;
 
-static inline void count_one(void) { __atomic_fetch_add(&n_allocs, 1, __ATOMIC_RELAXED); }
+static inline void count_one(void) { n_allocs++; }
 
 /* glibc's own entry points (exported by libc.so.6 for exactly this use). */
 extern void *__libc_malloc(size_t n);
@@ -53,7 +55,7 @@ void *realloc(void *p, size_t n)
 void free(void *p) { __libc_free(p); }
 
 bool wk_colloq_bench_alloc_counting(void) { return true; }
-uint64_t wk_colloq_bench_allocs(void) { return __atomic_load_n(&n_allocs, __ATOMIC_RELAXED); }
+uint64_t wk_colloq_bench_allocs(void) { return n_allocs; }
 #else
 bool wk_colloq_bench_alloc_counting(void) { return false; }
 uint64_t wk_colloq_bench_allocs(void) { return 0; }

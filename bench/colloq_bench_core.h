@@ -1,7 +1,6 @@
-/* The Colloq benchmark (RFC-0005 criteria 2-4, issue 7 "Benchmark gates"), shared by
- * bench/colloq_bench (bench/colloq_bench.c, a thin main) and `wirekit colloq bench`
- * (cli/cmd_colloq_bench.c). The measuring code is bench/colloq_bench_core.c; allocations are
- * counted by bench/colloq_alloc_count.c, which both binaries link. */
+/* The Colloq benchmark (RFC-0005 criteria 2-4, issue 7 "Benchmark gates"), run by
+ * bench/colloq_bench (bench/colloq_bench.c, a thin main). The measuring code is
+ * bench/colloq_bench_core.c; allocations are counted by bench/colloq_alloc_count.c. */
 #ifndef WK_COLLOQ_BENCH_CORE_H
 #define WK_COLLOQ_BENCH_CORE_H
 #include <stdbool.h>
@@ -19,10 +18,10 @@ typedef struct wk_colloq_bench_options {
  * gate is reported, not an error), 1 when the benchmark itself failed (message on log). */
 int wk_colloq_bench_run(const wk_colloq_bench_options *opt, FILE *out, FILE *log);
 
-/* Allocation counting (colloq_alloc_count.c): malloc, calloc and realloc of the whole process,
+/* Allocation counting (colloq_alloc_count.c): malloc, calloc and realloc of the calling thread,
  * json-c's and yajl's included, are counted while the binary interposes them. Returns false when
  * counting is not available (a sanitizer build brings its own allocator). */
 bool wk_colloq_bench_alloc_counting(void);
-/* Allocations since the process started (0 when counting is not available). */
+/* Allocations the calling thread made since it started (0 when counting is not available). */
 uint64_t wk_colloq_bench_allocs(void);
 #endif

@@ -50,28 +50,7 @@
 /* ---------------------------------------------------------------------------------------------
  * Allocation counting (-Wl,--wrap=...)
  * ------------------------------------------------------------------------------------------- */
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t k, size_t n);
-void *__real_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t k, size_t n);
-void *__wrap_realloc(void *p, size_t n);
-static unsigned long long n_allocs;
-void *__wrap_malloc(size_t n)
-{
-    n_allocs++;
-    return __real_malloc(n);
-}
-void *__wrap_calloc(size_t k, size_t n)
-{
-    n_allocs++;
-    return __real_calloc(k, n);
-}
-void *__wrap_realloc(void *p, size_t n)
-{
-    n_allocs++;
-    return __real_realloc(p, n);
-}
+#include "wk_alloc_wrap.h" /* tests/: counts the calling thread's allocations while armed */
 
 static uint64_t rng_state = 0x6d6f7174ull;
 static uint64_t rnd(void) { return splitmix64(&rng_state); }
@@ -351,9 +330,9 @@ static void free_job(job *j)
 /* Allocations made by one run of op. */
 static unsigned long long allocs_of(op_fn f, void *c)
 {
-    unsigned long long before = n_allocs;
+    wk_alloc_probe_begin(~0ul);
     f(c);
-    return n_allocs - before;
+    return wk_alloc_probe_end();
 }
 
 typedef struct row {

@@ -28,9 +28,6 @@ int wk_cli_b64a(int argc, char **argv);
 int wk_cli_eth(int argc, char **argv); /* wirekit eth (cmd_eth.c): Ethereum Snappy */
 int wk_cli_moqt(int argc, char **argv); /* wirekit moqt (cmd_moqt.c): MoQT draft-20 data plane */
 int wk_cli_colloq(int argc, char **argv); /* wirekit colloq (cmd_colloq.c): Colloq plan codec */
-/* wirekit colloq bench [--json] (cmd_colloq_bench.c): the RFC-0005 benchmark report; argv[0] =
- * "bench". The colloq command table (another file) calls it. */
-int wk_cli_colloq_bench(int argc, char **argv);
 int wk_cli_iltp_demo(int argc, char **argv);
 int wk_cli_iltp_items(int argc, char **argv);
 int wk_cli_iltp_blob(int argc, char **argv);
@@ -60,6 +57,12 @@ bool wk_cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 uint8_t *wk_cli_read_all(FILE *f, size_t limit, size_t *len, bool *too_long);
 /* Writes n bytes to stdout; false on failure. */
 bool wk_cli_write(const void *p, size_t n);
+/* The streaming commands' read: first flushes stdout (everything decoded so far is written
+ * before the command waits for more input), then reads what stdin has, 1..cap bytes (read(2):
+ * it does not wait for cap bytes to arrive). *got = 0 at EOF. Returns 0, or exit status 1 with
+ * one stderr line when stdout cannot be written or stdin cannot be read. Do not mix with stdio
+ * reads of stdin before it (stdio's buffer would hold bytes read(2) never sees). */
+int wk_cli_read_some(void *buf, size_t cap, size_t *got);
 /* True if argv[i] is --help or -h. */
 bool wk_cli_is_help(const char *arg);
 /* Matches the option `--name VALUE` or `--name=VALUE` at argv[*i]: true with *val = the value

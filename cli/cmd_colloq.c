@@ -2,11 +2,13 @@
  * "CLI details"). This file: the command table and dispatch, `colloq compile` (canonical plan on
  * stdout, `plan <identity>` on stderr), `colloq run` (a transcript on stdin checked frame by
  * frame, its trace on stdout), `colloq convert` (a transcript re-encoded into another wire) and
- * `colloq verify` (a trace file checked against a plan). `colloq bench` is in
- * cmd_colloq_bench.c, `colloq gen` in cmd_colloq_gen.c.
+ * `colloq verify` (a trace file checked against a plan); `colloq gen` is in cmd_colloq_gen.c.
+ * The benchmark report is bench/colloq_bench, not a CLI command: no benchmark code links into
+ * the CLI.
  *
- * Transcripts are streamed: stdin is read in 64 KiB chunks and frames are decoded as they
- * complete, so a binary transcript of any length runs in memory bounded by its largest frame.
+ * Transcripts are streamed: stdin is read as it arrives (at most 64 KiB a read, stdout flushed
+ * before each) and frames are decoded and written as they complete, so a transcript of any length
+ * runs in memory bounded by its largest frame.
  * Byte offsets in stderr lines count from the start of the input (the preface included). No
  * codec logic here: only files, buffers and presentation. */
 #include "cmd_colloq.h"
@@ -23,6 +25,7 @@
  * else 2: every error reported this way is the input's fault. */
 static int fail_input(const wk_error *err)
 {
+    fflush(stdout); /* the output decoded before the error, then its line */
     char line[256];
     fprintf(stderr, "%s\n", wk_error_format(err, line, sizeof line));
     return wk_code_is_truncation(err->code) ? WK_EXIT_TRUNCATED : WK_EXIT_INVALID;
@@ -198,11 +201,10 @@ static int in_fill(instream *s)
     }
     size_t want = s->cap - s->end;
     if (want > COLLOQ_IO_CHUNK) want = COLLOQ_IO_CHUNK;
-    size_t got = fread(s->buf + s->end, 1, want, stdin);
-    if (got == 0) {
-        if (ferror(stdin)) return fail_local(WK_ERR_BACKEND, "cannot read stdin");
-        s->eof = true;
-    }
+    size_t got; /* what has arrived; the output so far is flushed first */
+    int rc = wk_cli_read_some(s->buf + s->end, want, &got);
+    if (rc) return rc;
+    if (got == 0) s->eof = true;
     s->end += got;
     return 0;
 }
@@ -329,7 +331,8 @@ static const char run_help[] =
     "  {\"seq\":N,\"transition\":T,\"from\":\"S\",\"to\":\"S\",\"message\":\"M\",\"payload\":{...}}\n"
     "and on a failure one last object {\"failure\":\"<kind>\",\"seq\":N} (kinds: unknown-transition,\n"
     "wrong-state, wrong-sender, bad-sequence, malformed-payload, payload-too-large, truncated,\n"
-    "after-final) with one stderr line naming it. Input is streamed in 64 KiB reads.\n"
+    "after-final) with one stderr line naming it. Streamed: each line is written as its frame\n"
+    "is checked, in memory bounded by the largest frame.\n"
     "Exit status: 0 the transcript ended cleanly, 2 a failure or a refused preface, 3 the input\n"
     "ended inside a frame or the preface (truncated), 1 usage or local failure.\n";
 
@@ -606,8 +609,6 @@ static const wk_cli_command commands[] = {
     {"verify", "--plan P TRACE: check a trace file against the plan", cmd_verify},
     {"gen", "--plan P [--prefix NAME] [--out-dir DIR]: the plan's binary codec as C (NAME.h, NAME.c)",
      wk_cli_colloq_gen},
-    {"bench", "[--json]: reference, compact, binary and hand-written codecs side by side",
-     wk_cli_colloq_bench},
 };
 
 int wk_cli_colloq(int argc, char **argv)

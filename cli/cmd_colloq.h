@@ -1,5 +1,5 @@
 /* Private helpers of the `wirekit colloq` command files: cmd_colloq.c (dispatch, compile, run,
- * convert, verify) and cmd_colloq_bench.c (bench). The CLI only drives the library
+ * convert, verify). The CLI only drives the library
  * (include/wirekit/colloq.h): no codec logic here, only files, streams and presentation. */
 #ifndef WK_CLI_COLLOQ_H
 #define WK_CLI_COLLOQ_H
@@ -13,7 +13,6 @@
  * stderr line and *rc set on failure: 1 when the file cannot be read, 2 when it does not compile
  * (the line names the error and the JSON path). */
 wk_colloq_plan *colloq_load_plan(const char *path, int *rc);
-/* `wirekit colloq bench` (cmd_colloq_bench.c) is declared in cli.h. */
 /* `wirekit colloq gen` (cmd_colloq_gen.c): the plan's binary codec as C; argv[0] = "gen". */
 int wk_cli_colloq_gen(int argc, char **argv);
 #endif

@@ -127,9 +127,6 @@ int wk_cli_blake3(int argc, char **argv)
  * wirekit b64a
  * ------------------------------------------------------------------------------------------- */
 
-/* The most text b64a decode reads from stdin. */
-#define B64A_DECODE_LIMIT ((size_t)256 << 20)
-
 static int b64a_encode_cmd(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -167,46 +164,64 @@ static int b64a_encode_cmd(int argc, char **argv)
     return finish_stdout(rc);
 }
 
+/* Decodes text[0..n) (stream offset base) to stdout; 0 or the exit status with the error line. */
+static int b64a_decode_piece(const char *text, size_t n, uint64_t base, uint8_t *out, size_t cap)
+{
+    size_t out_len = 0;
+    wk_error err;
+    wk_error_clear(&err);
+    if (wk_b64a_decode(text, n, out, cap, &out_len, &err) != WK_OK) {
+        if (err.has_offset) err.offset += base;
+        if (err.code == WK_ERR_B64A_LENGTH) /* the tail's length mod 4 is the text's: say the text's */
+            wk_error_set(&err, WK_ERR_B64A_LENGTH, base + n,
+                         "%llu characters encode no byte string", (unsigned long long)(base + n));
+        return wk_cli_fail(&err);
+    }
+    return put(out, out_len);
+}
+
 static int b64a_decode_cmd(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         if (wk_cli_is_help(argv[i])) {
             printf("usage: wirekit b64a decode\n"
                    "Strictly decodes B64A text on stdin (one trailing newline allowed) to bytes on\n"
-                   "stdout. Invalid text is an error (exit 2) and writes nothing.\n"
+                   "stdout, streamed: each group of 4 characters is written as it is decoded.\n"
+                   "Invalid text is an error (exit 2) at its offset; the bytes decoded before it are\n"
+                   "on stdout.\n"
                    "  -h, --help   this help\n");
             return WK_EXIT_OK;
         }
         return wk_cli_usage("wirekit b64a decode: unknown option or argument '%s'", argv[i]);
     }
-    size_t len = 0;
-    bool too_long = false;
-    uint8_t *text = wk_cli_read_all(stdin, B64A_DECODE_LIMIT, &len, &too_long);
-    if (!text) {
-        if (too_long) return wk_cli_usage("wirekit b64a decode: input over 256 MiB");
-        fprintf(stderr, "WK_ERR_BACKEND: cannot read stdin\n");
-        return WK_EXIT_USAGE;
+    /* Whole groups of 4 characters decode on their own (24 bits, 3 bytes). Each read is decoded
+     * up to its last whole group but one character, which waits: the text's last character may
+     * be the one newline allowed, known only at EOF; the tail (0..4 characters) is decoded then. */
+    enum { CHUNK = IO_CHUNK };
+    static char text[CHUNK + 8];
+    static uint8_t out[CHUNK / 4 * 3 + 3];
+    size_t have = 0;   /* undecoded characters at text[0..have) */
+    uint64_t base = 0; /* stream offset of text[0] */
+    int rc = 0;
+    for (;;) {
+        size_t got;
+        if ((rc = wk_cli_read_some(text + have, CHUNK, &got)) != 0) break;
+        if (got == 0) { /* EOF: the tail, without its one trailing newline */
+            size_t n = have;
+            if (n > 0 && text[n - 1] == '\n') n--;
+            rc = b64a_decode_piece(text, n, base, out, sizeof out);
+            break;
+        }
+        have += got;
+        size_t k = have > 1 ? (have - 1) / 4 * 4 : 0;
+        if (k > 0) {
+            if ((rc = b64a_decode_piece(text, k, base, out, sizeof out)) != 0) break;
+            memmove(text, text + k, have - k);
+            have -= k;
+            base += k;
+        }
     }
-    if (len > 0 && text[len - 1] == '\n') len--;
-    size_t cap = len / 4 * 3 + 3, out_len = 0;
-    uint8_t *out = malloc(cap);
-    if (!out) {
-        free(text);
-        fprintf(stderr, "WK_ERR_NOMEM: cannot allocate the output buffer\n");
-        return WK_EXIT_USAGE;
-    }
-    wk_error err;
-    wk_error_clear(&err);
-    wk_code code = wk_b64a_decode((const char *)text, len, out, cap, &out_len, &err);
-    free(text);
-    int rc;
-    if (code != WK_OK) {
-        rc = wk_cli_fail(&err);
-    } else {
-        rc = finish_stdout(put(out, out_len));
-    }
-    free(out);
-    return rc;
+    return finish_stdout(rc);
 }
 
 static const wk_cli_command b64a_commands[] = {

@@ -83,6 +83,7 @@ int eth_fail_shift(wk_error *err, uint64_t shift)
 
 int eth_fail_status(const wk_error *err, int status)
 {
+    fflush(stdout); /* the output decoded before the error, then its line */
     char line[256];
     fprintf(stderr, "%s\n", wk_error_format(err, line, sizeof line));
     return status;
@@ -240,21 +241,18 @@ static int snappy_decompress_framed(bool has_max, uint64_t max)
     int rc = 0;
     bool done = false;
     while (rc == 0 && !done) {
-        size_t got = fread(ibuf, 1, sizeof ibuf, stdin);
-        if (got == 0) {
-            if (ferror(stdin)) {
-                fprintf(stderr, "WK_ERR_BACKEND: cannot read stdin\n");
-                rc = WK_EXIT_USAGE;
-            }
-            break; /* EOF */
-        }
+        size_t got; /* what has arrived; the output so far is flushed first */
+        if ((rc = wk_cli_read_some(ibuf, sizeof ibuf, &got)) != 0 || got == 0) break; /* EOF */
         wk_in in = {ibuf, got, 0};
         wk_result r;
         do {
             wk_out out = {obuf, sizeof obuf, 0};
             r = wk_snappy_frame_decode(d, &out, &in, &err);
             if ((rc = eth_put(obuf, out.pos))) break;
-            if (r == WK_ERROR) rc = wk_cli_fail(&err);
+            if (r == WK_ERROR) {
+                fflush(stdout);
+                rc = wk_cli_fail(&err);
+            }
         } while (rc == 0 && r == WK_NEED_OUTPUT);
         if (rc == 0 && r == WK_DONE) {
             /* The output reached --max at a chunk boundary: the stream must end here. */
@@ -267,7 +265,10 @@ static int snappy_decompress_framed(bool has_max, uint64_t max)
             done = true;
         }
     }
-    if (rc == 0 && wk_snappy_frame_decoder_finish(d, &err) != WK_OK) rc = wk_cli_fail(&err);
+    if (rc == 0 && wk_snappy_frame_decoder_finish(d, &err) != WK_OK) {
+        fflush(stdout);
+        rc = wk_cli_fail(&err);
+    }
     wk_snappy_frame_decoder_free(d);
     return eth_finish_stdout(rc);
 }

@@ -73,34 +73,6 @@ int wk_cli_eth_reqresp_encode(int argc, char **argv)
  * wirekit eth reqresp decode
  * ------------------------------------------------------------------------------------------- */
 
-/* A growing buffer for a request payload: the reader bounds it by the declared length, at most
- * MAX_PAYLOAD_SIZE. */
-typedef struct byte_buf {
-    uint8_t *p;
-    size_t n, cap;
-} byte_buf;
-
-static bool append(byte_buf *b, const uint8_t *p, size_t n)
-{
-    if (n > b->cap - b->n) {
-        size_t cap = b->cap ? b->cap : ETH_IO_CHUNK;
-        while (cap - b->n < n) cap *= 2;
-        uint8_t *np = realloc(b->p, cap);
-        if (!np) return false;
-        b->p = np;
-        b->cap = cap;
-    }
-    if (n) memcpy(b->p + b->n, p, n);
-    b->n += n;
-    return true;
-}
-
-static int nomem(void)
-{
-    fprintf(stderr, "WK_ERR_NOMEM: cannot hold the request payload\n");
-    return WK_EXIT_USAGE;
-}
-
 /* The stderr summary line of a completed chunk or request payload. */
 static void report_chunk(const wk_rr_options *opt, const wk_rr_chunk *c)
 {
@@ -131,8 +103,8 @@ int wk_cli_eth_reqresp_decode(int argc, char **argv)
                    "Reads one req/resp stream from stdin in 64 KiB reads: a response (chunks\n"
                    "result || [context] || varint(n) || framed(ssz) until EOF) or, with --request, one\n"
                    "request payload then EOF. Every payload (error chunks' ErrorMessage too) is\n"
-                   "written to stdout, a response's as it arrives, a request's once it checks (so an\n"
-                   "invalid request writes nothing); stderr gets one line per chunk:\n"
+                   "written to stdout as it is decoded (on an error, stdout holds the payload bytes\n"
+                   "decoded before it); stderr gets one line per chunk once it checks:\n"
                    "  chunk I result=R [reserved] [context=HEX8] length=N   (reserved: R in 4..127)\n"
                    "  request length=N   (with --request: once the payload and the EOF after it check)\n"
                    "An error chunk (R != 0) ends a response: bytes after it are SSZSNAPPY_ERR_TRAILING.\n"
@@ -176,25 +148,15 @@ int wk_cli_eth_reqresp_decode(int argc, char **argv)
     static uint8_t ibuf[ETH_IO_CHUNK], obuf[ETH_IO_CHUNK];
     int rc = 0;
     bool request_payload = false; /* a request payload began (not an empty request) */
-    byte_buf req = {NULL, 0, 0};  /* a request's payload, written once the request checks */
     while (rc == 0) {
-        size_t got = fread(ibuf, 1, sizeof ibuf, stdin);
-        if (got == 0) {
-            if (ferror(stdin)) {
-                fprintf(stderr, "WK_ERR_BACKEND: cannot read stdin\n");
-                rc = WK_EXIT_USAGE;
-            }
-            break; /* EOF */
-        }
+        size_t got; /* what has arrived; the output so far is flushed first */
+        if ((rc = wk_cli_read_some(ibuf, sizeof ibuf, &got)) != 0 || got == 0) break; /* EOF */
         wk_in in = {ibuf, got, 0};
         wk_rr_event ev;
         do { /* every event is reported once; then a call with no input left says NEED_INPUT */
             wk_out out = {obuf, sizeof obuf, 0};
             ev = wk_rr_read(r, &out, &in, &err);
-            if (opt.request ? !append(&req, obuf, out.pos) : (rc = eth_put(obuf, out.pos)) != 0) {
-                if (opt.request) rc = nomem();
-                break;
-            }
+            if ((rc = eth_put(obuf, out.pos)) != 0) break;
             if (ev == WK_RR_ERROR) rc = wk_cli_fail(&err);
             else if (ev == WK_RR_CHUNK_BEGIN && opt.request) request_payload = true;
             else if (ev == WK_RR_CHUNK_END && !opt.request) report_chunk(&opt, wk_rr_reader_chunk(r));
@@ -202,11 +164,7 @@ int wk_cli_eth_reqresp_decode(int argc, char **argv)
     }
     if (rc == 0 && wk_rr_reader_finish(r, &err) != WK_OK) rc = wk_cli_fail(&err);
     /* A request is reported once it is known complete: payload read and EOF right after it. */
-    if (rc == 0 && request_payload) {
-        rc = eth_put(req.p, req.n);
-        report_chunk(&opt, wk_rr_reader_chunk(r));
-    }
-    free(req.p);
+    if (rc == 0 && request_payload) report_chunk(&opt, wk_rr_reader_chunk(r));
     wk_rr_reader_free(r);
     return eth_finish_stdout(rc);
 }

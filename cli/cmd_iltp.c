@@ -131,11 +131,9 @@ static int cmd_decode(int argc, char **argv)
     int rc = 0;
     for (;;) {
         if (!eof && have < sizeof ibuf) {
-            size_t got = fread(ibuf + have, 1, sizeof ibuf - have, stdin);
-            if (got == 0) {
-                if (ferror(stdin)) { fprintf(stderr, "WK_ERR_BACKEND: cannot read stdin\n"); rc = 1; break; }
-                eof = true;
-            }
+            size_t got;
+            if ((rc = wk_cli_read_some(ibuf + have, sizeof ibuf - have, &got)) != 0) break;
+            if (got == 0) eof = true;
             have += got;
         }
         wk_in in = {ibuf, have, 0};
@@ -149,7 +147,7 @@ static int cmd_decode(int argc, char **argv)
         if (rc) break;
         memmove(ibuf, ibuf + in.pos, have - in.pos);
         have -= in.pos;
-        if (r == WK_ERROR) { rc = wk_cli_fail(&err); break; }
+        if (r == WK_ERROR) { fflush(stdout); rc = wk_cli_fail(&err); break; }
         if (r == WK_DONE && (have > 0 || eof)) {
             /* End mark consumed. The decoder inspects (never consumes) the bytes after it:
              * WK_DONE once they begin a raw preface, WK_NEED_INPUT while they may still. */
@@ -163,14 +161,20 @@ static int cmd_decode(int argc, char **argv)
                 break;
             }
             if (eof) {
-                if (wk_iltp_decoder_finish(d, &rest, &err) != WK_OK) rc = wk_cli_fail(&err);
+                if (wk_iltp_decoder_finish(d, &rest, &err) != WK_OK) {
+                    fflush(stdout);
+                    rc = wk_cli_fail(&err);
+                }
                 break;
             }
             continue;
         }
         if (eof && (r == WK_NEED_INPUT || r == WK_DONE)) {
             wk_in rest = {ibuf, have, 0};
-            if (wk_iltp_decoder_finish(d, &rest, &err) != WK_OK) rc = wk_cli_fail(&err);
+            if (wk_iltp_decoder_finish(d, &rest, &err) != WK_OK) {
+                fflush(stdout);
+                rc = wk_cli_fail(&err);
+            }
             break;
         }
     }

@@ -88,12 +88,10 @@ int wk_cli_iltp_items(int argc, char **argv)
     unsigned long long items = 0;
     for (;;) {
         if (pos == have && !eof) {
-            have = fread(buf, 1, sizeof buf, stdin);
+            /* what has arrived (the lines so far are flushed first) */
+            if ((rc = wk_cli_read_some(buf, sizeof buf, &have)) != 0) break;
             pos = 0;
-            if (have == 0) {
-                if (ferror(stdin)) { fprintf(stderr, "WK_ERR_BACKEND: cannot read stdin\n"); rc = 1; break; }
-                eof = true;
-            }
+            if (have == 0) eof = true;
         }
         wk_in in = {buf, have, pos};
         wk_iltp_item it;
@@ -104,6 +102,7 @@ int wk_cli_iltp_items(int argc, char **argv)
             items++;
             print_item(&it, json);
             if (it.kind == WK_ILTP_ITEM_PREFACE && wk_iltp_reader_begin(r, enc, &err) != WK_OK) {
+                fflush(stdout);
                 rc = wk_cli_fail(&err);
                 break;
             }

@@ -18,6 +18,7 @@
 
 int moqt_fail(const wk_error *err)
 {
+    fflush(stdout); /* the output decoded before the error, then its line */
     char line[256];
     wk_error_format(err, line, sizeof line);
     if (err->code >= 500 && err->code < 700)
@@ -38,6 +39,15 @@ int moqt_fail_usage(const char *fmt, ...)
     va_end(ap);
     wk_error_set(&err, WK_ERR_USAGE, WK_NO_OFFSET, "%s", msg);
     return moqt_fail(&err);
+}
+
+int moqt_out(const void *p, size_t n)
+{
+    if (!wk_cli_write(p, n)) {
+        fprintf(stderr, "WK_ERR_BACKEND: cannot write to stdout\n");
+        return WK_EXIT_USAGE;
+    }
+    return 0;
 }
 
 int moqt_put(const void *p, size_t n)
@@ -162,8 +172,8 @@ int moqt_parse_opts(int argc, char **argv, const char *what, const char *help, b
 }
 
 /* ---------------------------------------------------------------------------------------------
- * The stream driver: stdin through wk_moqt_stream_read in 64 KiB reads, each event handed to a
- * handler; FIN at EOF.
+ * The stream driver: stdin through wk_moqt_stream_read in reads of at most 64 KiB (what has
+ * arrived; stdout is flushed before each), each event handed to a handler; FIN at EOF.
  * ------------------------------------------------------------------------------------------- */
 
 typedef struct stream_handler {
@@ -200,18 +210,13 @@ static int run_stream(const moqt_opts *o, wk_moqt_stream_reader *r, const stream
     wk_error err;
     int rc = 0;
     for (;;) {
-        size_t got = fread(buf, 1, sizeof buf, stdin);
-        if (got == 0) {
-            if (ferror(stdin)) {
-                fprintf(stderr, "WK_ERR_BACKEND: cannot read stdin\n");
-                rc = WK_EXIT_USAGE;
-            }
-            break;
-        }
+        size_t got;
+        if ((rc = wk_cli_read_some(buf, sizeof buf, &got)) != 0 || got == 0) break;
         wk_in in = {buf, got, 0};
         for (;;) {
             wk_moqt_event ev = wk_moqt_stream_read(r, &in, &err);
             if (ev == WK_MOQT_EV_ERROR) {
+                fflush(stdout); /* the output so far, then the error line */
                 rc = moqt_fail(&err);
                 break;
             }
@@ -220,7 +225,10 @@ static int run_stream(const moqt_opts *o, wk_moqt_stream_reader *r, const stream
         }
         if (rc) break;
     }
-    if (rc == 0 && wk_moqt_stream_reader_finish(r, &err) != WK_OK) rc = moqt_fail(&err);
+    if (rc == 0 && wk_moqt_stream_reader_finish(r, &err) != WK_OK) {
+        fflush(stdout);
+        rc = moqt_fail(&err);
+    }
     free(props);
     return rc;
 }
@@ -339,35 +347,105 @@ static int print_json(json_object *root)
 
 /* ---------------------------------------------------------------------------------------------
  * wirekit moqt decode
+ *
+ * A stream's document is written as the stream is read, in exactly the bytes json-c prints for
+ * the whole document (PLAIN: no spaces; keys in insertion order): the header fields, written at
+ * the first object (mode 0b01's Subgroup ID is known from then) or at the end, then
+ * `"objects":[`, each object as json-c prints it alone with its last key payload_hex streamed
+ * as the payload arrives, then `]}` and a newline at a clean end. Memory is one object's fields
+ * and its properties block, whatever the stream's length. On an error the document is left
+ * unterminated where it stopped (docs/wirekit.1, "PARTIAL OUTPUT").
  * ------------------------------------------------------------------------------------------- */
 
 typedef struct decode_ctx {
-    json_object *objects;  /* the objects[] array */
-    json_object *cur;      /* the current object (owned by objects) */
-    bool cur_wants_payload; /* the current record gets a payload_hex */
-    hexbuf payload;
+    bool header_out;  /* the header fields and `"objects":[` are written */
+    uint64_t written; /* objects written */
+    bool in_payload;  /* inside the current object's "payload_hex":" */
 } decode_ctx;
 
-static int decode_piece(decode_ctx *c, const wk_moqt_payload_piece *pc)
+static int put_str(const char *s) { return moqt_out(s, strlen(s)); }
+
+/* Writes json-c's PLAIN text of o without its closing '}' (o is a non-empty object). */
+static int put_open_object(json_object *o)
 {
-    if (!c->cur_wants_payload) return 0;
-    hex_append(&c->payload, pc->data, pc->len);
-    if (c->payload.oom) {
-        fprintf(stderr, "WK_ERR_NOMEM: cannot hold the payload's hex (at most 1 GiB of payload "
-                        "per object and in a datagram)\n");
+    const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                          JSON_C_TO_STRING_NOSLASHESCAPE);
+    if (!s) {
+        fprintf(stderr, "WK_ERR_NOMEM: cannot format the JSON output\n");
         return WK_EXIT_USAGE;
     }
-    if (pc->last) {
-        json_object_object_add(c->cur, "payload_hex",
-                               json_object_new_string_len(c->payload.p ? c->payload.p : "",
-                                                          (int)c->payload.len));
-        c->payload.len = 0;
-        c->cur_wants_payload = false;
-    }
-    return 0;
+    size_t n = strlen(s);
+    return moqt_out(s, n && s[n - 1] == '}' ? n - 1 : n);
 }
 
-static void decode_subgroup_object(decode_ctx *c, const wk_moqt_subgroup_object *ob)
+/* The document's fields before "objects" (subgroup, fetch), or the whole padding document: the
+ * subgroup's as the reader has resolved them (mode 0b01's Subgroup ID once an object is read). */
+static json_object *stream_head(const wk_moqt_stream_reader *r)
+{
+    json_object *root = json_object_new_object();
+    if (r->kind == WK_MOQT_KIND_PADDING) {
+        json_object_object_add(root, "stream_type", json_object_new_string("padding"));
+        j_u64(root, "padding_length", r->padding_bytes);
+    } else if (r->kind == WK_MOQT_KIND_FETCH) {
+        json_object_object_add(root, "stream_type", json_object_new_string("fetch"));
+        j_u64(root, "request_id", r->fetch.request_id);
+    } else {
+        const wk_moqt_subgroup_header *h = &r->subgroup;
+        json_object_object_add(root, "stream_type", json_object_new_string("subgroup"));
+        j_type(root, "header_type", h->type);
+        j_u64(root, "track_alias", h->track_alias);
+        j_u64(root, "group_id", h->group_id);
+        if (h->subgroup_id_known) j_u64(root, "subgroup_id", h->subgroup_id);
+        if (h->has_priority) j_u64(root, "publisher_priority", h->publisher_priority);
+        if (h->type & WK_MOQT_SUBGROUP_FIRST_OBJECT) j_true(root, "first_object");
+        if (h->type & WK_MOQT_SUBGROUP_END_OF_GROUP) j_true(root, "end_of_group");
+    }
+    return root;
+}
+
+/* Writes the header fields and `,"objects":[` once. */
+static int decode_head(decode_ctx *c, const wk_moqt_stream_reader *r)
+{
+    if (c->header_out) return 0;
+    c->header_out = true;
+    json_object *root = stream_head(r);
+    int rc = put_open_object(root);
+    json_object_put(root);
+    return rc ? rc : put_str(",\"objects\":[");
+}
+
+/* Payload bytes as hex inside "payload_hex":"...", closed after the last piece. */
+static int decode_piece(decode_ctx *c, const wk_moqt_payload_piece *pc)
+{
+    if (!c->in_payload) return 0;
+    char hex[2 * 4096 + 1]; /* wk_hex_encode writes a NUL after the digits */
+    for (size_t at = 0; at < pc->len;) {
+        size_t k = pc->len - at < 4096 ? pc->len - at : 4096;
+        wk_hex_encode(pc->data + at, k, hex);
+        int rc = moqt_out(hex, 2 * k);
+        if (rc) return rc;
+        at += k;
+    }
+    if (!pc->last) return 0;
+    c->in_payload = false;
+    return put_str("\"}");
+}
+
+/* Writes one record's fields (j, consumed) and opens its payload_hex when it has a payload. */
+static int decode_record(decode_ctx *c, const wk_moqt_stream_reader *r, json_object *j,
+                         bool payload)
+{
+    int rc = decode_head(c, r);
+    if (!rc && c->written) rc = put_str(",");
+    if (!rc) rc = put_open_object(j);
+    json_object_put(j);
+    if (rc) return rc;
+    c->written++;
+    c->in_payload = payload;
+    return put_str(payload ? ",\"payload_hex\":\"" : "}");
+}
+
+static json_object *subgroup_object_json(const wk_moqt_subgroup_object *ob)
 {
     json_object *j = json_object_new_object();
     j_u64(j, "object_id_delta", ob->object_id_delta);
@@ -376,13 +454,10 @@ static void decode_subgroup_object(decode_ctx *c, const wk_moqt_subgroup_object 
         j_properties(j, ob->properties, ob->properties_len);
     j_u64(j, "payload_length", ob->payload_length);
     if (ob->has_status) j_u64(j, "status", ob->status);
-    json_object_array_add(c->objects, j);
-    c->cur = j;
-    c->cur_wants_payload = true;
-    c->payload.len = 0;
+    return j;
 }
 
-static void decode_fetch_object(decode_ctx *c, const wk_moqt_fetch_object *f)
+static json_object *fetch_object_json(const wk_moqt_fetch_object *f)
 {
     json_object *j = json_object_new_object();
     j_type(j, "serialization_flags", f->flags);
@@ -398,55 +473,39 @@ static void decode_fetch_object(decode_ctx *c, const wk_moqt_fetch_object *f)
     if (f->has_properties && f->properties_len > 0)
         j_properties(j, f->properties, f->properties_len);
     if (f->has_payload_length) j_u64(j, "payload_length", f->payload_length);
-    json_object_array_add(c->objects, j);
-    c->cur = j;
-    c->cur_wants_payload = !f->end_of_range;
-    c->payload.len = 0;
+    return j;
 }
 
 static int decode_event(void *ctx, const wk_moqt_stream_reader *r, wk_moqt_event ev)
 {
     decode_ctx *c = ctx;
+    int rc;
     switch (ev) {
     case WK_MOQT_EV_OBJECT:
-        decode_subgroup_object(c, &r->object);
-        return decode_piece(c, &r->piece);
+        rc = decode_record(c, r, subgroup_object_json(&r->object), true);
+        return rc ? rc : decode_piece(c, &r->piece);
     case WK_MOQT_EV_FETCH_OBJECT:
-        decode_fetch_object(c, &r->fetch_object);
-        return decode_piece(c, &r->piece);
+        rc = decode_record(c, r, fetch_object_json(&r->fetch_object),
+                           !r->fetch_object.end_of_range);
+        return rc ? rc : decode_piece(c, &r->piece);
     case WK_MOQT_EV_PAYLOAD:
         return decode_piece(c, &r->piece);
     default:
-        return 0; /* headers and padding: read from *r at the end */
+        return 0; /* headers and padding: written with the first object or at the end */
     }
 }
 
-/* The document for a stream that ended cleanly: the header fields (the subgroup's as the reader
- * resolved them by the end, so mode 0b01 has its Subgroup ID), then objects[]. */
-static json_object *stream_document(const wk_moqt_stream_reader *r, json_object *objects)
+/* A clean end: the rest of the document and its newline. */
+static int decode_end(decode_ctx *c, const wk_moqt_stream_reader *r)
 {
-    json_object *root = json_object_new_object();
     if (r->kind == WK_MOQT_KIND_PADDING) {
-        json_object_object_add(root, "stream_type", json_object_new_string("padding"));
-        j_u64(root, "padding_length", r->padding_bytes);
-        json_object_put(objects);
-    } else if (r->kind == WK_MOQT_KIND_FETCH) {
-        json_object_object_add(root, "stream_type", json_object_new_string("fetch"));
-        j_u64(root, "request_id", r->fetch.request_id);
-        json_object_object_add(root, "objects", objects);
-    } else {
-        const wk_moqt_subgroup_header *h = &r->subgroup;
-        json_object_object_add(root, "stream_type", json_object_new_string("subgroup"));
-        j_type(root, "header_type", h->type);
-        j_u64(root, "track_alias", h->track_alias);
-        j_u64(root, "group_id", h->group_id);
-        if (h->subgroup_id_known) j_u64(root, "subgroup_id", h->subgroup_id);
-        if (h->has_priority) j_u64(root, "publisher_priority", h->publisher_priority);
-        if (h->type & WK_MOQT_SUBGROUP_FIRST_OBJECT) j_true(root, "first_object");
-        if (h->type & WK_MOQT_SUBGROUP_END_OF_GROUP) j_true(root, "end_of_group");
-        json_object_object_add(root, "objects", objects);
+        json_object *root = stream_head(r);
+        int rc = put_open_object(root);
+        json_object_put(root);
+        return rc ? rc : put_str("}\n");
     }
-    return root;
+    int rc = decode_head(c, r);
+    return rc ? rc : put_str("]}\n");
 }
 
 static json_object *datagram_document(const wk_moqt_datagram *d)
@@ -477,8 +536,9 @@ static int decode_datagram(const moqt_opts *o, bool inspect);
 static const char DECODE_HELP[] =
     "usage: wirekit moqt decode --carrier subgroup|datagram|fetch [--group-order ascending|descending]\n"
     "                           [--end-of-range delta|absolute] [--strict-padding] [more options]\n"
-    "Reads one whole stream (EOF = FIN; streamed in 64 KiB reads) or one datagram from stdin and\n"
-    "prints one JSON object in the shape of the MoQT test vectors' `decoded` field: integers as\n"
+    "Reads one stream (EOF = FIN) or one datagram from stdin and prints one JSON object in the\n"
+    "shape of the MoQT test vectors' `decoded` field, a stream's written as it is decoded (memory\n"
+    "does not grow with the stream; on an error the object is left unterminated): integers as\n"
     "decimal strings, type fields as \"0x..\", payloads as payload_hex, fields not on the wire\n"
     "absent. Object properties are a map from name (prior_group_id_gap, prior_object_id_gap,\n"
     "else \"0x<type in hex>\") to a decimal (even types) or hex bytes (odd types); a block a map\n"
@@ -504,19 +564,15 @@ static int cmd_decode(int argc, char **argv)
     int rc = moqt_parse_opts(argc, argv, "decode", DECODE_HELP, true, &o);
     if (rc >= 0) return rc;
     if (o.carrier == MOQT_CARRIER_DATAGRAM) return decode_datagram(&o, false);
-    decode_ctx c = {0};
-    c.objects = json_object_new_array();
+    decode_ctx c = {false, 0, false};
     stream_handler h = {decode_event, &c};
     static wk_moqt_stream_reader r;
     rc = run_stream(&o, &r, &h);
-    free(c.payload.p);
-    if (rc) {
-        json_object_put(c.objects);
-        return rc;
+    if (rc == 0) rc = decode_end(&c, &r);
+    if (fflush(stdout) != 0 && rc == 0) {
+        fprintf(stderr, "WK_ERR_BACKEND: cannot write to stdout\n");
+        rc = WK_EXIT_USAGE;
     }
-    json_object *root = stream_document(&r, c.objects);
-    rc = print_json(root);
-    json_object_put(root);
     return rc;
 }
 
@@ -790,35 +846,51 @@ static int cmd_int_decode(int argc, char **argv)
             printf("usage: wirekit moqt int decode\n"
                    "Reads MoQT integers (draft-20 section 1.4.1: a 1-to-9-byte prefix code, not the\n"
                    "QUIC varint; non-minimal forms accepted) back to back from stdin and prints one\n"
-                   "line {\"value\":\"N\"} per integer. An integer cut short: exit 3,\n"
+                   "line {\"value\":\"N\"} per integer, as they arrive. An integer cut short: exit 3,\n"
                    "`incomplete MOQT_ERR_TRUNCATED at offset N` (N = the input's length).\n");
             return WK_EXIT_OK;
         }
         return wk_cli_usage("wirekit moqt int decode: unknown option '%s'", argv[i]);
     }
-    size_t n;
+    /* Streamed: each read is parsed into lines at once; an integer split across reads waits in
+     * buf's first bytes (at most 8). */
+    static uint8_t buf[MOQT_IO_CHUNK + WK_MOQT_INT_MAX_LEN];
+    size_t have = 0;      /* bytes of an unfinished integer kept at buf[0..have) */
+    uint64_t total = 0;   /* bytes read so far */
     int rc = 0;
-    uint8_t *src = moqt_read_stdin(MOQT_DATAGRAM_MAX, &n, &rc);
-    if (!src) return rc;
-    wk_cursor c = wk_cursor_make(src, n);
-    while (rc == 0 && wk_cursor_left(&c) > 0) {
-        uint64_t v;
-        unsigned need = 0;
-        if (!wk_cursor_moqt_int_n(&c, &v, &need)) {
-            wk_error err;
-            wk_error_set(&err, WK_ERR_MOQT_TRUNCATED, n,
-                         "input ended inside an integer of %u bytes (%zu present)", need,
-                         wk_cursor_left(&c));
-            rc = moqt_fail(&err);
+    for (;;) {
+        size_t got;
+        if ((rc = wk_cli_read_some(buf + have, MOQT_IO_CHUNK, &got)) != 0) break;
+        total += got;
+        if (got == 0) {
+            if (have > 0) {
+                wk_cursor c = wk_cursor_make(buf, have);
+                uint64_t v;
+                unsigned need = 0;
+                (void)wk_cursor_moqt_int_n(&c, &v, &need);
+                wk_error err;
+                wk_error_set(&err, WK_ERR_MOQT_TRUNCATED, total,
+                             "input ended inside an integer of %u bytes (%zu present)", need, have);
+                fflush(stdout);
+                rc = moqt_fail(&err);
+            }
             break;
         }
-        printf("{\"value\":\"%" PRIu64 "\"}\n", v);
+        wk_cursor c = wk_cursor_make(buf, have + got);
+        uint64_t v;
+        while (wk_cursor_moqt_int(&c, &v)) {
+            char line[40];
+            int k = snprintf(line, sizeof line, "{\"value\":\"%" PRIu64 "\"}\n", v);
+            if ((rc = moqt_out(line, (size_t)k)) != 0) break;
+        }
+        if (rc) break;
+        have = wk_cursor_left(&c);
+        memmove(buf, c.p, have);
     }
     if (fflush(stdout) != 0 && rc == 0) {
         fprintf(stderr, "WK_ERR_BACKEND: cannot write to stdout\n");
         rc = WK_EXIT_USAGE;
     }
-    free(src);
     return rc;
 }
 

@@ -43,6 +43,9 @@ int moqt_fail_usage(const char *fmt, ...)
 
 /* Writes p[0..n) to stdout and flushes; 0, or 1 with a message on failure. */
 int moqt_put(const void *p, size_t n);
+/* Writes p[0..n) to stdout (buffered: the stream driver flushes before each read); 0, or 1 with a
+ * message on failure. */
+int moqt_out(const void *p, size_t n);
 
 /* Reads all of stdin (at most `limit` bytes) into a malloc'd buffer (caller frees). NULL with a
  * message printed (and *rc set) on failure or when the input is longer than limit. */

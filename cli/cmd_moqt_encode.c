@@ -1,5 +1,6 @@
 /* wirekit moqt encode: one JSON document in the shape of the MoQT vectors' `decoded` field (as
- * `wirekit moqt decode` prints it) on stdin, the canonical bytes on stdout. The library's writers
+ * `wirekit moqt decode` prints it) on stdin, the canonical bytes on stdout, streamed (the
+ * document is scanned as it arrives and each object encoded once its JSON is complete). The library's writers
  * do the encoding and its refusals (invalid Type Flags, a status that forbids the payload, fetch
  * flags that cannot express an object, ...); this file only reads the JSON and checks that it
  * agrees with itself (a boolean or a field the type says is absent, payload_length against
@@ -13,7 +14,7 @@
 #define ENCODE_INPUT_MAX (512u << 20) /* the largest JSON document read */
 
 /* ---------------------------------------------------------------------------------------------
- * Output buffer: the whole encoding is built first, so invalid input writes nothing.
+ * Output buffer: one item's bytes (the header, one object), written out once it encodes.
  * ------------------------------------------------------------------------------------------- */
 
 typedef struct obuf {
@@ -262,17 +263,6 @@ static int expect_stream_type(json_object *doc, const char *want, bool *padding)
     return 0;
 }
 
-static int objects_array(json_object *doc, json_object **arr)
-{
-    if (!json_object_object_get_ex(doc, "objects", arr)) {
-        *arr = NULL;
-        return 0;
-    }
-    if (!json_object_is_type(*arr, json_type_array))
-        return moqt_fail_usage("\"objects\" must be an array");
-    return 0;
-}
-
 /* ---------------------------------------------------------------------------------------------
  * The carriers
  * ------------------------------------------------------------------------------------------- */
@@ -322,7 +312,8 @@ static int encode_subgroup_object(wk_moqt_subgroup_writer *w, json_object *jo, s
     return rc;
 }
 
-static int encode_subgroup(json_object *doc, obuf *b)
+/* The subgroup header from doc's fields, through w (the objects follow, one call each). */
+static int encode_subgroup_begin(json_object *doc, wk_moqt_subgroup_writer *w, obuf *b)
 {
     const char *where = "subgroup header";
     wk_moqt_subgroup_header h;
@@ -351,19 +342,12 @@ static int encode_subgroup(json_object *doc, obuf *b)
     if ((rc = check_flag(doc, where, "end_of_group", h.type & WK_MOQT_SUBGROUP_END_OF_GROUP)) ||
         (rc = check_flag(doc, where, "first_object", h.type & WK_MOQT_SUBGROUP_FIRST_OBJECT)))
         return rc;
-    json_object *arr;
-    if ((rc = objects_array(doc, &arr))) return rc;
-    wk_moqt_subgroup_writer w;
-    memset(&w, 0, sizeof w);
+    memset(w, 0, sizeof *w);
     wk_error err;
     wk_result r;
     EMIT(b, wk_moqt_subgroup_header_size(&h), r, &err,
-         wk_moqt_subgroup_writer_begin(&w, &h, &out_, &err));
-    if (r == WK_ERROR) return moqt_fail(&err);
-    size_t n = arr ? json_object_array_length(arr) : 0;
-    for (size_t i = 0; i < n && rc == 0; i++)
-        rc = encode_subgroup_object(&w, json_object_array_get_idx(arr, i), i, b);
-    return rc;
+         wk_moqt_subgroup_writer_begin(w, &h, &out_, &err));
+    return r == WK_ERROR ? moqt_fail(&err) : 0;
 }
 
 static int encode_fetch_record(wk_moqt_fetch_writer *w, json_object *jo, size_t idx, obuf *b)
@@ -418,24 +402,20 @@ static int encode_fetch_record(wk_moqt_fetch_writer *w, json_object *jo, size_t 
     return rc;
 }
 
-static int encode_fetch(json_object *doc, const moqt_opts *opts, obuf *b)
+/* The fetch header from doc's fields, through w (the records follow, one call each). */
+static int encode_fetch_begin(json_object *doc, const moqt_opts *opts, wk_moqt_fetch_writer *w,
+                              obuf *b)
 {
     uint64_t request_id;
     int rc = get_u64(doc, "fetch header", "request_id", true, UINT64_MAX, &request_id, NULL);
-    json_object *arr;
-    if (rc || (rc = objects_array(doc, &arr))) return rc;
-    wk_moqt_fetch_writer w;
-    memset(&w, 0, sizeof w);
+    if (rc) return rc;
+    memset(w, 0, sizeof *w);
     wk_error err;
     wk_result r;
     EMIT(b, 2 * WK_MOQT_INT_MAX_LEN, r, &err,
-         wk_moqt_fetch_writer_begin(&w, request_id, opts->read.group_order,
+         wk_moqt_fetch_writer_begin(w, request_id, opts->read.group_order,
                                     opts->read.end_of_range, &out_, &err));
-    if (r == WK_ERROR) return moqt_fail(&err);
-    size_t n = arr ? json_object_array_length(arr) : 0;
-    for (size_t i = 0; i < n && rc == 0; i++)
-        rc = encode_fetch_record(&w, json_object_array_get_idx(arr, i), i, b);
-    return rc;
+    return r == WK_ERROR ? moqt_fail(&err) : 0;
 }
 
 static int encode_datagram(json_object *doc, obuf *b)
@@ -495,6 +475,328 @@ static int encode_datagram(json_object *doc, obuf *b)
 }
 
 /* ---------------------------------------------------------------------------------------------
+ * The document, streamed: a scanner finds the top-level members and the elements of "objects"
+ * in the bytes as they arrive; the header members (every member before "objects") are parsed by
+ * json-c as one object once "objects" begins (or at the end), each element of "objects" as it
+ * completes, and its bytes are written then. Memory: the header text and one element, whatever
+ * the number of objects. The scanner only finds where values end; json-c judges their syntax.
+ * ------------------------------------------------------------------------------------------- */
+
+#define ENCODE_ITEM_MAX ENCODE_INPUT_MAX /* the largest header or objects[] element */
+
+typedef enum jstate {
+    J_BEGIN,       /* before the root '{' */
+    J_FIRST_KEY,   /* after '{': a key or '}' */
+    J_KEY_START,   /* after ',': a key */
+    J_KEY,         /* inside a key string */
+    J_COLON,       /* after a key */
+    J_VALUE_START, /* after ':' */
+    J_VALUE,       /* inside a header member's value */
+    J_AFTER_VALUE, /* after a member: ',' or '}' */
+    J_ELEM_FIRST,  /* after "objects":[ : an element or ']' */
+    J_ELEM_START,  /* after ',' in objects: an element */
+    J_ELEM,        /* inside an element */
+    J_ELEM_NEXT,   /* after an element: ',' or ']' */
+    J_TAIL         /* after the root '}': whitespace only */
+} jstate;
+
+/* Finds the end of one JSON value, byte by byte. */
+typedef struct vscan {
+    unsigned depth;
+    bool str, esc, scalar;
+} vscan;
+
+enum { V_MORE, V_DONE, V_ENDED_BEFORE };
+
+static void vscan_start(vscan *v, uint8_t c)
+{
+    memset(v, 0, sizeof *v);
+    if (c == '{' || c == '[') v->depth = 1;
+    else if (c == '"') v->str = true;
+    else v->scalar = true;
+}
+
+static bool is_ws(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* V_MORE (c is part of the value, more follows), V_DONE (c ends it), V_ENDED_BEFORE (a number
+ * or literal ended before c, which belongs to what follows). */
+static int vscan_feed(vscan *v, uint8_t c)
+{
+    if (v->scalar) return (c == ',' || c == '}' || c == ']' || is_ws(c)) ? V_ENDED_BEFORE : V_MORE;
+    if (v->str) {
+        if (v->esc) v->esc = false;
+        else if (c == '\\') v->esc = true;
+        else if (c == '"') {
+            v->str = false;
+            if (v->depth == 0) return V_DONE;
+        }
+        return V_MORE;
+    }
+    if (c == '"') v->str = true;
+    else if (c == '{' || c == '[') v->depth++;
+    else if ((c == '}' || c == ']') && --v->depth == 0) return V_DONE;
+    return V_MORE;
+}
+
+typedef struct encoder {
+    const moqt_opts *opts;
+    jstate state;
+    vscan v;
+    obuf text;          /* the header members ("{" k:v,...) or the current element */
+    obuf key;           /* the current member's key, quotes included */
+    bool key_esc;
+    size_t members;     /* header members in text */
+    bool head_done;     /* the header is parsed (and written for a subgroup/fetch stream) */
+    bool objects_seen;  /* "objects" has been read */
+    uint64_t index;     /* objects[] elements read */
+    uint64_t consumed;  /* bytes scanned */
+    json_object *doc;   /* the header members */
+    bool padding;
+    wk_moqt_subgroup_writer sw;
+    wk_moqt_fetch_writer fw;
+    obuf out;           /* one item's bytes */
+} encoder;
+
+static bool ob_put(obuf *b, const void *p, size_t n)
+{
+    if (b->len + n > ENCODE_ITEM_MAX || !ob_reserve(b, n)) return false;
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+    return true;
+}
+
+/* Writes the item in e->out and empties it. */
+static int flush_item(encoder *e)
+{
+    int rc = moqt_out(e->out.p, e->out.len);
+    e->out.len = 0;
+    return rc;
+}
+
+static int not_json(const encoder *e, const char *why)
+{
+    return moqt_fail_usage("stdin is not one JSON object in the decoded shape (%s, byte %" PRIu64
+                           ")", why, e->consumed);
+}
+
+/* Parses text[0..len) as one JSON value of json-c (NULL when it is not). */
+static json_object *parse_text(const obuf *t)
+{
+    json_tokener *tok = json_tokener_new();
+    if (!tok) return NULL;
+    json_object *o = t->len > (size_t)INT32_MAX ? NULL
+                     : json_tokener_parse_ex(tok, (const char *)t->p, (int)t->len);
+    if (o && (json_tokener_get_error(tok) != json_tokener_success ||
+              (size_t)json_tokener_get_parse_end(tok) != t->len)) {
+        json_object_put(o);
+        o = NULL;
+    }
+    json_tokener_free(tok);
+    return o;
+}
+
+/* The header: parse the members read so far; for a subgroup or fetch stream, encode its header
+ * bytes (written with the first object, so a refused first object writes nothing). */
+static int encode_head(encoder *e)
+{
+    e->head_done = true;
+    if (!ob_put(&e->text, "}", 1)) return moqt_fail_usage("the header is too long");
+    e->doc = parse_text(&e->text);
+    e->text.len = 0;
+    if (!e->doc || !json_object_is_type(e->doc, json_type_object))
+        return moqt_fail_usage("stdin is not one JSON object");
+    int rc;
+    switch (e->opts->carrier) {
+    case MOQT_CARRIER_SUBGROUP:
+        if ((rc = expect_stream_type(e->doc, "subgroup", &e->padding)) || e->padding) return rc;
+        rc = encode_subgroup_begin(e->doc, &e->sw, &e->out);
+        break;
+    case MOQT_CARRIER_FETCH:
+        if ((rc = expect_stream_type(e->doc, "fetch", &e->padding)) || e->padding) return rc;
+        rc = encode_fetch_begin(e->doc, e->opts, &e->fw, &e->out);
+        break;
+    default: /* a datagram: written at the end */
+        return expect_stream_type(e->doc, "datagram", &e->padding);
+    }
+    return rc; /* the header's bytes wait in e->out for the first object (or the end) */
+}
+
+/* One objects[] element, complete in e->text. */
+static int encode_element(encoder *e)
+{
+    uint64_t idx = e->index++;
+    if (e->padding || e->opts->carrier == MOQT_CARRIER_DATAGRAM) return 0; /* not read, as before */
+    json_object *jo = parse_text(&e->text);
+    e->text.len = 0;
+    if (!jo) return moqt_fail_usage("objects[%" PRIu64 "]: not valid JSON", idx);
+    int rc = e->opts->carrier == MOQT_CARRIER_SUBGROUP
+                 ? encode_subgroup_object(&e->sw, jo, (size_t)idx, &e->out)
+                 : encode_fetch_record(&e->fw, jo, (size_t)idx, &e->out);
+    json_object_put(jo);
+    return rc ? rc : flush_item(e);
+}
+
+/* The root object ended: a document without objects gets its header now; padding and datagrams
+ * are written from the header's fields. */
+static int encode_end(encoder *e)
+{
+    int rc = e->head_done ? 0 : encode_head(e);
+    if (rc) return rc;
+    if (e->padding)
+        rc = encode_padding(e->doc, e->opts->carrier == MOQT_CARRIER_DATAGRAM, &e->out);
+    else if (e->opts->carrier == MOQT_CARRIER_DATAGRAM)
+        rc = encode_datagram(e->doc, &e->out);
+    return rc ? rc : flush_item(e);
+}
+
+static bool key_is_objects(const encoder *e)
+{
+    return e->key.len == 9 && memcmp(e->key.p, "\"objects\"", 9) == 0;
+}
+
+/* Scans one byte. Returns 0 or an exit status (the error printed). */
+static int scan(encoder *e, uint8_t c)
+{
+    int r;
+    for (;;) { /* once more only when a number ended before c */
+        switch (e->state) {
+        case J_BEGIN:
+            if (is_ws(c)) return 0;
+            if (c != '{') return not_json(e, "no '{'");
+            if (!ob_put(&e->text, "{", 1)) return moqt_fail_usage("out of memory");
+            e->state = J_FIRST_KEY;
+            return 0;
+        case J_FIRST_KEY:
+        case J_KEY_START:
+            if (is_ws(c)) return 0;
+            if (c == '}' && e->state == J_FIRST_KEY) {
+                e->state = J_TAIL;
+                return encode_end(e);
+            }
+            if (c != '"') return not_json(e, "a key expected");
+            e->key.len = 0;
+            e->key_esc = false;
+            if (!ob_put(&e->key, "\"", 1)) return moqt_fail_usage("out of memory");
+            e->state = J_KEY;
+            return 0;
+        case J_KEY:
+            if (!ob_put(&e->key, &c, 1)) return moqt_fail_usage("a key is too long");
+            if (e->key_esc) e->key_esc = false;
+            else if (c == '\\') e->key_esc = true;
+            else if (c == '"') e->state = J_COLON;
+            return 0;
+        case J_COLON:
+            if (is_ws(c)) return 0;
+            if (c != ':') return not_json(e, "':' expected");
+            e->state = J_VALUE_START;
+            return 0;
+        case J_VALUE_START:
+            if (is_ws(c)) return 0;
+            if (e->objects_seen)
+                return moqt_fail_usage("\"%.*s\" after \"objects\": the header's fields come "
+                                       "first (as `wirekit moqt decode` prints them)",
+                                       (int)(e->key.len > 2 ? e->key.len - 2 : 0),
+                                       (const char *)e->key.p + 1);
+            if (key_is_objects(e)) {
+                if (c != '[') return moqt_fail_usage("\"objects\" must be an array");
+                e->objects_seen = true;
+                e->state = J_ELEM_FIRST;
+                return e->head_done ? 0 : encode_head(e);
+            }
+            if (e->head_done) /* cannot happen: the header is parsed at "objects" or the end */
+                return not_json(e, "a member after the header");
+            if ((e->members++ && !ob_put(&e->text, ",", 1)) ||
+                !ob_put(&e->text, e->key.p, e->key.len) || !ob_put(&e->text, ":", 1) ||
+                !ob_put(&e->text, &c, 1))
+                return moqt_fail_usage("the header is too long");
+            vscan_start(&e->v, c);
+            e->state = J_VALUE;
+            return 0;
+        case J_VALUE:
+            r = vscan_feed(&e->v, c);
+            if (r == V_ENDED_BEFORE) {
+                e->state = J_AFTER_VALUE;
+                continue;
+            }
+            if (!ob_put(&e->text, &c, 1)) return moqt_fail_usage("the header is too long");
+            if (r == V_DONE) e->state = J_AFTER_VALUE;
+            return 0;
+        case J_AFTER_VALUE:
+            if (is_ws(c)) return 0;
+            if (c == ',') {
+                e->state = J_KEY_START;
+                return 0;
+            }
+            if (c != '}') return not_json(e, "',' or '}' expected");
+            e->state = J_TAIL;
+            return encode_end(e);
+        case J_ELEM_FIRST:
+        case J_ELEM_START:
+            if (is_ws(c)) return 0;
+            if (c == ']' && e->state == J_ELEM_FIRST) {
+                e->state = J_AFTER_VALUE;
+                return 0;
+            }
+            e->text.len = 0;
+            if (!ob_put(&e->text, &c, 1))
+                return moqt_fail_usage("objects[%" PRIu64 "] is too long", e->index);
+            vscan_start(&e->v, c);
+            e->state = J_ELEM;
+            return 0;
+        case J_ELEM:
+            r = vscan_feed(&e->v, c);
+            if (r == V_ENDED_BEFORE) {
+                e->state = J_ELEM_NEXT;
+                if ((r = encode_element(e)) != 0) return r;
+                continue;
+            }
+            if (!ob_put(&e->text, &c, 1))
+                return moqt_fail_usage("objects[%" PRIu64 "] is longer than %u bytes", e->index,
+                                       ENCODE_ITEM_MAX);
+            if (r == V_DONE) {
+                e->state = J_ELEM_NEXT;
+                return encode_element(e);
+            }
+            return 0;
+        case J_ELEM_NEXT:
+            if (is_ws(c)) return 0;
+            if (c == ',') e->state = J_ELEM_START;
+            else if (c == ']') e->state = J_AFTER_VALUE;
+            else return not_json(e, "',' or ']' expected in \"objects\"");
+            return 0;
+        case J_TAIL:
+            if (is_ws(c)) return 0;
+            return not_json(e, "bytes after the object");
+        }
+        return 0;
+    }
+}
+
+/* Scans p[0..n): the common case of a string's body goes in one copy up to its next '"' or '\'. */
+static int scan_bytes(encoder *e, const uint8_t *p, size_t n)
+{
+    int rc;
+    for (size_t i = 0; i < n;) {
+        if ((e->state == J_ELEM || e->state == J_VALUE) && e->v.str && !e->v.esc) {
+            size_t k = i;
+            while (k < n && p[k] != '"' && p[k] != '\\') k++;
+            if (k > i) {
+                if (!ob_put(&e->text, p + i, k - i))
+                    return moqt_fail_usage("objects[%" PRIu64 "] is longer than %u bytes",
+                                           e->index, ENCODE_ITEM_MAX);
+                e->consumed += k - i;
+                i = k;
+                continue;
+            }
+        }
+        if ((rc = scan(e, p[i])) != 0) return rc;
+        e->consumed++;
+        i++;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
  * The verb
  * ------------------------------------------------------------------------------------------- */
 
@@ -514,42 +816,42 @@ static const char ENCODE_HELP[] =
     "publisher_priority, object_properties, payload_hex; End of Range markers (0x8c, 0x10c,\n"
     "0x20c) take group_id and object_id. {\"stream_type\":\"padding\",\"padding_length\":\"N\"}\n"
     "writes a padding stream (subgroup/fetch carrier) or datagram of N zero bytes.\n"
+    "Streamed: the header fields come before \"objects\" (as decode prints them; a header field\n"
+    "after it is refused); each object's bytes are written once its JSON is read and encodes\n"
+    "(the header's with the first), so memory holds one object (at most 512 MiB of JSON),\n"
+    "whatever their number. On an error the bytes of the objects before it are on stdout.\n"
     "  --group-order O   fetch: how Group ID Deltas apply (default ascending)\n"
     "  --end-of-range R  fetch: End of Range records in reading delta (default) or absolute\n"
-    "Nothing is written unless the whole input encodes. Exit 0 ok; 1 bad JSON or a missing or\n"
-    "contradictory field (WK_ERR_USAGE) or a writer's refusal of an argument (WK_ERR_ARG); 2 a\n"
-    "value the library refuses to put on the wire (invalid Type Flags, a status that forbids the\n"
-    "payload, ...): one stderr line `CATEGORY NAME: message`.\n";
+    "Exit 0 ok; 1 bad JSON or a missing or contradictory field (WK_ERR_USAGE) or a writer's\n"
+    "refusal of an argument (WK_ERR_ARG); 2 a value the library refuses to put on the wire\n"
+    "(invalid Type Flags, a status that forbids the payload, ...): one stderr line\n"
+    "`CATEGORY NAME: message`.\n";
 
 int wk_cli_moqt_encode(int argc, char **argv)
 {
     moqt_opts o;
     int rc = moqt_parse_opts(argc, argv, "encode", ENCODE_HELP, true, &o);
     if (rc >= 0) return rc;
-    size_t n;
-    uint8_t *src = moqt_read_stdin(ENCODE_INPUT_MAX, &n, &rc);
-    if (!src) return rc;
-    json_tokener *tok = json_tokener_new();
-    json_object *doc = tok ? json_tokener_parse_ex(tok, (const char *)src, (int)n) : NULL;
-    free(src);
-    obuf b = {0};
-    bool padding = false;
-    if (!doc || json_tokener_get_error(tok) != json_tokener_success ||
-        !json_object_is_type(doc, json_type_object)) {
-        rc = moqt_fail_usage("stdin is not one JSON object");
-    } else if (o.carrier == MOQT_CARRIER_SUBGROUP) {
-        rc = expect_stream_type(doc, "subgroup", &padding);
-        if (!rc) rc = padding ? encode_padding(doc, false, &b) : encode_subgroup(doc, &b);
-    } else if (o.carrier == MOQT_CARRIER_FETCH) {
-        rc = expect_stream_type(doc, "fetch", &padding);
-        if (!rc) rc = padding ? encode_padding(doc, false, &b) : encode_fetch(doc, &o, &b);
-    } else {
-        rc = expect_stream_type(doc, "datagram", &padding);
-        if (!rc) rc = padding ? encode_padding(doc, true, &b) : encode_datagram(doc, &b);
+    static encoder e;
+    memset(&e, 0, sizeof e);
+    e.opts = &o;
+    static uint8_t buf[MOQT_IO_CHUNK];
+    for (;;) {
+        size_t got;
+        if ((rc = wk_cli_read_some(buf, sizeof buf, &got)) != 0) break;
+        if (got == 0) {
+            if (e.state != J_TAIL) rc = not_json(&e, "the input ends inside it");
+            break;
+        }
+        if ((rc = scan_bytes(&e, buf, got)) != 0) break;
     }
-    if (rc == 0) rc = moqt_put(b.p, b.len);
-    free(b.p);
-    json_object_put(doc);
-    if (tok) json_tokener_free(tok);
+    if (fflush(stdout) != 0 && rc == 0) {
+        fprintf(stderr, "WK_ERR_BACKEND: cannot write to stdout\n");
+        rc = WK_EXIT_USAGE;
+    }
+    free(e.text.p);
+    free(e.key.p);
+    free(e.out.p);
+    json_object_put(e.doc);
     return rc;
 }

@@ -8,7 +8,7 @@ static const wk_cli_command modules[] = {
     {"b64a", "B64A encode and strict decode", wk_cli_b64a},
     {"eth", "Ethereum Snappy: snappy block/framed, RLPx frame-data, gossip and req/resp ssz_snappy", wk_cli_eth},
     {"moqt", "MoQT draft-20 data plane: subgroup and fetch streams, datagrams, padding", wk_cli_moqt},
-    {"colloq", "Colloq plan codec (RFC-0005): compile, run, convert, verify, bench", wk_cli_colloq},
+    {"colloq", "Colloq plan codec (RFC-0005): compile, run, convert, verify", wk_cli_colloq},
 };
 
 static void usage(FILE *f)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <unistd.h>
 
 void wk_cli_print_commands(FILE *f, const char *module, const wk_cli_command *cmds, size_t n)
 {
@@ -47,6 +48,7 @@ int wk_cli_dispatch(const char *module, const char *summary, const wk_cli_comman
 
 int wk_cli_fail(const wk_error *err)
 {
+    fflush(stdout); /* the output decoded before the error, then its line */
     char line[256];
     fprintf(stderr, "%s\n", wk_error_format(err, line, sizeof line));
     return wk_cli_exit_for(err);
@@ -123,4 +125,24 @@ uint8_t *wk_cli_read_all(FILE *f, size_t limit, size_t *len, bool *too_long)
 bool wk_cli_write(const void *p, size_t n)
 {
     return n == 0 || fwrite(p, 1, n, stdout) == n;
+}
+
+int wk_cli_read_some(void *buf, size_t cap, size_t *got)
+{
+    *got = 0;
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "WK_ERR_BACKEND: cannot write to stdout\n");
+        return WK_EXIT_USAGE;
+    }
+    for (;;) {
+        ssize_t n = read(STDIN_FILENO, buf, cap);
+        if (n >= 0) {
+            *got = (size_t)n;
+            return 0;
+        }
+        if (errno != EINTR) {
+            fprintf(stderr, "WK_ERR_BACKEND: cannot read stdin\n");
+            return WK_EXIT_USAGE;
+        }
+    }
 }

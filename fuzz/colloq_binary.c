@@ -29,8 +29,9 @@
  *   - a frame with a known transition and a clean payload re-encodes (wk_colloq_binary_encode) to
  *     exactly its input bytes (binary is canonical), wk_colloq_payload_size is its payload_len,
  *     and one byte less of output is NEED_OUTPUT with nothing written;
- *   - decode, check and encode allocate nothing (a malloc hook counts every allocation of the
- *     process while they run; available under the sanitizers, skipped in plain replay builds);
+ *   - decode, check and encode allocate nothing (fuzz/alloc_hook.h: only the allocations of the
+ *     calling thread while the measured call runs are counted, through the sanitizer malloc hook
+ *     under libFuzzer and -Wl,--wrap in replay builds; a failure prints each allocation's stack);
  *   - wk_colloq_check agrees with a reference checker (order after-final, unknown-transition,
  *     wrong-state, wrong-sender (live: the transition's role must be the frame's sender),
  *     bad-sequence, then the decoder's payload
@@ -55,6 +56,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "alloc_hook.h"
 #include "fuzz_check.h"
 
 /* Sanitizer runtime hooks, weak: absent (NULL) in builds without a sanitizer runtime. */
@@ -221,7 +223,6 @@ static wk_colloq_plan *plans[PLAN_COUNT];
 static wk_colloq_decoder *decoders[PLAN_COUNT];
 static wk_colloq_decoder *json_decoders[PLAN_COUNT][2]; /* reference, compact */
 
-
 /* The text of tests/colloq/fixtures/<name> (found from this source file's path), NUL-terminated
  * and malloc'd; NULL when it cannot be read. */
 static char *read_fixture(const char *name)
@@ -276,7 +277,12 @@ static void init(void)
     free(fx_moe);
     CHECK(plans[3]->transition_count == 2 * WIDE_MESSAGES + 1);
     /* the two instruments work: the hook counts, poisoning poisons exactly the bytes asked */
-    if (__sanitizer_install_malloc_and_free_hooks) CHECK(fuzz_count_allocations());
+    if (fuzz_alloc_install()) {
+        wk_alloc_probe_begin(1);
+        void *volatile probe = malloc(7);
+        free(probe);
+        CHECK(wk_alloc_probe_end() == 1);
+    }
     if (__asan_poison_memory_region && __asan_address_is_poisoned) {
         uint8_t *probe = malloc(13);
         CHECK(probe);
@@ -597,9 +603,9 @@ static verdict pass_a(int pi, uint8_t mode, const uint8_t *w, size_t n)
     for (;;) {
         wk_in in = {w + pos, n - pos, 0};
         wk_error_clear(&err);
-        size_t m0 = fuzz_malloc_calls;
+        fuzz_alloc_begin();
         wk_result r = wk_colloq_binary_decode(plan, &in, &f, &err);
-        CHECK(fuzz_malloc_calls == m0);
+        FUZZ_ALLOC_NONE();
         int rr = ref_decode(plan, w + pos, n - pos, &rf);
         if (r == WK_NEED_INPUT) {
             CHECK(rr == R_NEED);
@@ -649,7 +655,7 @@ static verdict pass_a(int pi, uint8_t mode, const uint8_t *w, size_t n)
                     CHECK(utf8_valid(f.fields[i].as.s.ptr, f.fields[i].as.s.len));
             }
             /* canonical: re-encoding gives the input bytes; never half a frame */
-            m0 = fuzz_malloc_calls;
+            fuzz_alloc_begin();
             CHECK(wk_colloq_payload_size(plan, f.transition, &f) == f.payload_len);
             CHECK(in.pos <= sizeof enc);
             wk_out out = {enc, in.pos - 1, 0};
@@ -658,7 +664,7 @@ static verdict pass_a(int pi, uint8_t mode, const uint8_t *w, size_t n)
             out.size = in.pos;
             CHECK(wk_colloq_binary_encode(plan, &f, &out, &err) == WK_DONE);
             CHECK(out.pos == in.pos && memcmp(enc, w + pos, in.pos) == 0);
-            CHECK(fuzz_malloc_calls == m0);
+            FUZZ_ALLOC_NONE();
         }
         /* the checker against the reference */
         uint32_t sender = sender_of(mode, v.accepted, plan, w + pos, n - pos);
@@ -666,9 +672,9 @@ static verdict pass_a(int pi, uint8_t mode, const uint8_t *w, size_t n)
         wk_code want =
             ref_check(plan, &rs, rf.transition, rf.seq, rf.payload_error, sender, &want_t);
         wk_error_clear(&err);
-        m0 = fuzz_malloc_calls;
+        fuzz_alloc_begin();
         wk_code c = wk_colloq_check(&s, &f, sender, &err);
-        CHECK(fuzz_malloc_calls == m0);
+        FUZZ_ALLOC_NONE();
         CHECK(c == want);
         if (c != WK_OK) {
             check_failure(&s, c, &err, v.accepted);
@@ -764,10 +770,10 @@ static verdict pass_c(const wk_colloq_plan *plan, wk_colloq_decoder *d, uint8_t 
     wk_error err;
     for (;;) {
         size_t start = in.pos;
-        size_t m0 = fuzz_malloc_calls;
         uint32_t sender = sender_of(mode, v.accepted, plan, w + start, n - start);
+        fuzz_alloc_begin();
         wk_result r = wk_colloq_session_step(&s, d, &in, sender, &f, &err);
-        CHECK(fuzz_malloc_calls == m0);
+        FUZZ_ALLOC_NONE();
         if (r == WK_NEED_INPUT) {
             CHECK(in.pos == start);
             v.failure = wk_colloq_session_end(&s, n - in.pos, &err);

@@ -2,9 +2,18 @@
  * command line, or every regular file in the directories named (not recursive, in name order).
  * Linked with a target instead of libFuzzer, it lets ordinary builds (gcc, no sanitizer needed)
  * replay the seed corpora in ctest. A failed check in the target aborts; the driver itself
- * fails when an argument cannot be read or when no input was found at all. */
+ * fails when an argument cannot be read or when no input was found at all.
+ *
+ *   replay [--alloc-noise] [--rounds N] FILE_OR_DIR...
+ * --alloc-noise runs a second thread that allocates and frees without pause while the inputs
+ * run, so a target's allocation checks (fuzz/alloc_hook.h) prove they count only the measured
+ * call's own thread (libFuzzer's RSS thread allocating at its start once failed such a check);
+ * --rounds N runs the whole list N times (default 1). */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,22 +117,70 @@ static int run_dir(const char *dir, unsigned long *count)
     return rc;
 }
 
+static atomic_bool noise_stop;
+static atomic_ulong noise_allocs;
+
+/* The --alloc-noise thread: allocates and frees until told to stop. */
+static void *noise(void *arg)
+{
+    (void)arg;
+    unsigned long n = 0;
+    while (!atomic_load_explicit(&noise_stop, memory_order_relaxed)) {
+        void *volatile p = malloc(16 + (n & 255));
+        free(p);
+        n++;
+    }
+    atomic_store(&noise_allocs, n);
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s FILE_OR_DIR...\n", argv[0]);
+    int first = 1;
+    unsigned long rounds = 1;
+    bool with_noise = false;
+    for (; first < argc; first++) {
+        if (strcmp(argv[first], "--alloc-noise") == 0) {
+            with_noise = true;
+        } else if (strcmp(argv[first], "--rounds") == 0 && first + 1 < argc) {
+            rounds = strtoul(argv[++first], NULL, 10);
+            if (rounds == 0 || rounds > 1000) {
+                fprintf(stderr, "replay: --rounds takes 1..1000\n");
+                return 2;
+            }
+        } else {
+            break;
+        }
+    }
+    if (first >= argc) {
+        fprintf(stderr, "usage: %s [--alloc-noise] [--rounds N] FILE_OR_DIR...\n", argv[0]);
         return 2;
     }
-    unsigned long count = 0;
-    for (int i = 1; i < argc; i++) {
-        struct stat st;
-        if (stat(argv[i], &st) != 0) {
-            fprintf(stderr, "replay: %s: %s\n", argv[i], strerror(errno));
-            return 1;
-        }
-        int rc = S_ISDIR(st.st_mode) ? run_dir(argv[i], &count) : run_file(argv[i], &count);
-        if (rc) return rc;
+    pthread_t th;
+    if (with_noise && pthread_create(&th, NULL, noise, NULL) != 0) {
+        fprintf(stderr, "replay: cannot start the noise thread\n");
+        return 1;
     }
+    unsigned long count = 0;
+    int rc = 0;
+    for (unsigned long r = 0; r < rounds && rc == 0; r++) {
+        for (int i = first; i < argc && rc == 0; i++) {
+            struct stat st;
+            if (stat(argv[i], &st) != 0) {
+                fprintf(stderr, "replay: %s: %s\n", argv[i], strerror(errno));
+                rc = 1;
+                break;
+            }
+            rc = S_ISDIR(st.st_mode) ? run_dir(argv[i], &count) : run_file(argv[i], &count);
+        }
+    }
+    if (with_noise) {
+        atomic_store(&noise_stop, true);
+        pthread_join(th, NULL);
+        fprintf(stderr, "replay: the noise thread allocated %lu times\n",
+                atomic_load(&noise_allocs));
+    }
+    if (rc) return rc;
     if (count == 0) {
         fprintf(stderr, "replay: no inputs found\n");
         return 1;

@@ -22,3 +22,5 @@ set(WK_FUZZ_TARGETS
   colloq_compile
   colloq_generated
 )
+# Targets with allocation checks (fuzz/alloc_hook.h): their replay builds link with --wrap.
+set(WK_FUZZ_ALLOC_TARGETS colloq_binary colloq_generated)

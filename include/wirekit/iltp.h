@@ -208,7 +208,7 @@ uint64_t wk_iltp_decoder_produced(const wk_iltp_decoder *d);
  * Caps: item 64 MiB (reset after every item), fact line 1024 bytes excluding LF, Blob data
  * 32 MiB, operand Blob 1 MiB (whole record, when the caller announces an operand).
  * Decisions where the seeds are silent (docs/iltp.md):
- * - Fact lines follow ../shared/specs/iltp.md: Predicate [A-Za-z][A-Za-z0-9_]*, constants
+ * - Fact lines follow shared/specs/iltp.md: Predicate [A-Za-z][A-Za-z0-9_]*, constants
  *   '...' separated by single commas, no ', \ or C0 control inside, UTF-8 in NFC.
  * - Record header lines (glyph, By, Mark, Plex fields, Data-Length) are at most 1024 bytes
  *   excluding LF. A Plex field is `Name: value` with Name [A-Za-z][A-Za-z0-9-]* and a value of

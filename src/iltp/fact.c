@@ -1,4 +1,4 @@
-/* Fact lines and blocks (Lace-060, rules of ../shared/specs/iltp.md):
+/* Fact lines and blocks (Lace-060, rules of shared/specs/iltp.md):
  *   Predicate('c1','c2')\n ... then a bare LF; a lone LF is the zero-row block.
  * Predicate [A-Za-z][A-Za-z0-9_]*; constants quoted with ', separated by single commas; inside:
  * UTF-8 without ', \ or C0 controls; the line in NFC (checked with utf8proc). */

@@ -1,4 +1,4 @@
-/* ILTP prefaces, both published forms (../shared/specs/iltp.md "Prefaces"):
+/* ILTP prefaces, both published forms (shared/specs/iltp.md "Prefaces"):
  *   1.0   "🪢: iltp/1.0 <nonce>\n"                                     exactly 59 bytes
  *   0.13  "🪢: iltp/0.13\nNonce: <nonce>\n[Decode: l\n][Encode: l\n]\n"  at most 1024 bytes
  * The lead "🪢: " commits the bytes to a preface: anything malformed after it is a preface error.

@@ -256,7 +256,10 @@ def test_help():
     r = run(["--help"])
     check("colloq --help", r.returncode == 0 and all(
         ("wirekit colloq " + v).encode() in r.stdout
-        for v in ["compile", "run", "convert", "verify", "gen", "bench"]), text(r.stdout))
+        for v in ["compile", "run", "convert", "verify", "gen"]), text(r.stdout))
+    r = run(["bench"])
+    check("colloq bench is gone (bench/colloq_bench is the report): exit 1",
+          r.returncode == 1 and b"bench" in r.stderr, text(r.stderr))
     r = run([])
     check("colloq without a command: exit 1", r.returncode == 1)
     for verb in ["compile", "run", "convert", "verify", "gen"]:

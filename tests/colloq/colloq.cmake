@@ -11,7 +11,7 @@ add_test(NAME colloq_fixtures COMMAND test_colloq_fixtures ${WK_COLLOQ_FIXTURES}
 
 # Units: compile errors with their JSON paths, binary decoder edge cases, JSON integer extremes,
 # encoders (capacity 0..N), prefaces, the checker, and zero allocations per binary frame
-# (malloc/calloc/realloc wrapped at link time).
+# (malloc/calloc/realloc wrapped at link time, counted per thread by tests/wk_alloc_probe.h).
 wk_test(test_colloq colloq/test_colloq.c)
 target_link_options(test_colloq PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc)
 add_test(NAME colloq_unit COMMAND test_colloq ${WK_COLLOQ_FIXTURES})

@@ -1,7 +1,7 @@
 /* colloq units: compile errors with their JSON paths, binary decoder edge cases, JSON integer
  * extremes, encoders at every output capacity, prefaces, the checker, re-encoding every valid
  * transcript into all three encodings, and zero allocations per binary frame (malloc, calloc and
- * realloc wrapped at link time; the counter is volatile so the compiler cannot fold it).
+ * realloc wrapped at link time, counted on the calling thread by tests/wk_alloc_probe.h).
  * Usage: test_colloq FIXTURES_DIR */
 #include "wk_test.h"
 #include <wirekit/colloq.h>
@@ -911,32 +911,41 @@ static void test_zero_allocations(void)
     for (int round = 0; round < 3; round++) {
         wk_colloq_session_init(&s, moe);
         wk_in in = {body, blen, 0};
-        unsigned long before = n_allocs;
         int frames = 0;
+        wk_alloc_probe_begin(0);
         while (wk_colloq_session_step(&s, d, &in, WK_COLLOQ_SENDER_TRANSCRIPT, &f, &err) == WK_DONE) frames++;
-        unsigned long used = n_allocs - before;
-        CHECKF(used == 0, "binary session: %lu allocations for %d frames", used, frames);
+        unsigned long used = wk_alloc_probe_end();
+        ALLOC_CHECK(used == 0, "binary session: %lu allocations for %d frames", used, frames);
         CHECK(frames == 18 && s.finished && in.pos == blen);
         /* the bare decoder + checker as well */
         wk_colloq_session_init(&s, moe);
         in.pos = 0;
-        before = n_allocs;
-        while (in.pos < in.size && wk_colloq_binary_decode(moe, &in, &f, &err) == WK_DONE)
-            CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_OK);
-        CHECK(n_allocs - before == 0);
+        int checked = 0, refused = 0;
+        wk_alloc_probe_begin(0);
+        while (in.pos < in.size && wk_colloq_binary_decode(moe, &in, &f, &err) == WK_DONE) {
+            if (wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_OK) checked++;
+            else refused++;
+        }
+        used = wk_alloc_probe_end();
+        ALLOC_CHECK(used == 0, "binary decode + check: %lu allocations", used);
+        CHECK(checked == 18 && refused == 0);
         /* and the binary encoder */
         uint8_t buf[512];
         wk_out out = {buf, sizeof buf, 0};
-        before = n_allocs;
-        CHECK(wk_colloq_binary_encode(moe, &f, &out, &err) == WK_DONE);
-        CHECK(n_allocs - before == 0);
+        wk_alloc_probe_begin(0);
+        wk_result er = wk_colloq_binary_encode(moe, &f, &out, &err);
+        used = wk_alloc_probe_end();
+        CHECK(er == WK_DONE);
+        ALLOC_CHECK(used == 0, "binary encode: %lu allocations", used);
     }
-    /* the counter works: building a trace allocates */
-    unsigned long before = n_allocs;
+    /* the probe works: building a trace allocates */
     wk_colloq_trace tr;
     wk_colloq_trace_init(&tr);
-    CHECK(wk_colloq_trace_append_frame(&tr, moe, &f, &err) == WK_OK);
-    CHECK(n_allocs - before > 0);
+    wk_alloc_probe_begin(~0ul);
+    wk_code tc = wk_colloq_trace_append_frame(&tr, moe, &f, &err);
+    unsigned long used = wk_alloc_probe_end();
+    CHECK(tc == WK_OK);
+    CHECKF(used > 0, "the probe saw no allocation of wk_colloq_trace_append_frame");
     wk_colloq_trace_free(&tr);
     wk_colloq_decoder_free(d);
     free(t);

@@ -1047,8 +1047,8 @@ static void test_zero_allocations(const wk_colloq_plan *ts)
     static gts_frame f;
     static uint8_t out[4096];
     wk_error err;
-    unsigned long before = n_allocs;
     int frames = 0;
+    wk_alloc_probe_begin(0);
     for (int rep = 0; rep < 10; rep++) {
         gts_session_init(&s);
         gts_session_init(&tx);
@@ -1060,7 +1060,8 @@ static void test_zero_allocations(const wk_colloq_plan *ts)
         }
         CHECK(gts_session_finish(&s, &in, &err) == WK_DONE && s.finished && tx.finished);
     }
-    CHECKF(n_allocs == before && frames == 60, "%lu allocations in %d frames", n_allocs - before, frames);
+    unsigned long used = wk_alloc_probe_end();
+    ALLOC_CHECK(used == 0 && frames == 60, "%lu allocations in %d frames", used, frames);
     (void)ts;
     free(b);
 }

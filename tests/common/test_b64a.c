@@ -4,7 +4,7 @@
 
 static void test_empty_blob_hash(void)
 {
-    /* Evidence from ../shared/specs/iltp.md: the empty Blob's hash. */
+    /* Evidence from shared/specs/iltp.md: the empty Blob's hash. */
     const char *text = "svyLzSM7ffc91i~XDbkMnuOsdjsw_6GrXpTSckqHlpO";
     uint8_t want[32], got[32];
     CHECK(wk_hex_decode("dfaf55f9c587aaa9c906dfe1366bd6cb9637a2edfb90643687475c9efd51c346", 64, want, 32) == 32);

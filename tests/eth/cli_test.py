@@ -277,7 +277,10 @@ def handmade_tests():
         r = run(args, data)
         if expect.startswith("err:"):
             name = expect[4:]
-            expect_error(label, r, status_for(name), name, stdout_empty=True)
+            # the streaming decoders write what they decoded before the error (wirekit(1),
+            # PARTIAL OUTPUT); the one-message decoders write nothing
+            streamed = layer in ("snappy-framed", "reqresp-payload", "reqresp-chunk")
+            expect_error(label, r, status_for(name), name, stdout_empty=not streamed)
             if layer == "rlpx-frame-data":
                 # Same frame-data after a frame-size: same error, offsets moved by 3.
                 args2 = [a for a in args if a != "--frame-data"]

@@ -83,8 +83,24 @@ def expect_decoded(label, r, want, want_text=None):
         r.returncode, text(r.stdout), json.dumps(want), text(r.stderr)))
 
 
+def unterminated(out):
+    """What a failed decode may leave on stdout (wirekit(1), PARTIAL OUTPUT): nothing, or the
+    document as far as it was decoded, left unterminated (no closing brackets, no newline), so
+    it never parses as a complete document."""
+    if out == b"":
+        return True
+    if not out.startswith(b'{"stream_type":') or out.endswith(b"\n"):
+        return False
+    try:
+        json.loads(out)
+        return False
+    except ValueError:
+        return True
+
+
 def expect_error(label, r, category, name=None, offset=None, stdout_empty=True):
-    """Exit 3 (incomplete) or 2, one stderr line `CATEGORY NAME at offset N: ...`."""
+    """Exit 3 (incomplete) or 2, one stderr line `CATEGORY NAME at offset N: ...`; with
+    stdout_empty, no complete document on stdout (at most an unterminated partial one)."""
     lines = err_lines(r)
     rc = 3 if category == "incomplete" else 2
     ok = r.returncode == rc and len(lines) == 1
@@ -97,7 +113,7 @@ def expect_error(label, r, category, name=None, offset=None, stdout_empty=True):
         if ok and offset is not None:
             ok = int(parts[4].rstrip(":")) == int(offset)
     if ok and stdout_empty:
-        ok = r.stdout == b""
+        ok = unterminated(r.stdout)
     desc = category + ("" if name is None else " " + name) + (
         "" if offset is None else " at offset %s" % offset)
     return check("%s: exit %d, one stderr line %s" % (label, rc, desc), ok,
@@ -224,9 +240,11 @@ def run_stream_vector(label, carrier, v, want_pairs):
 
 def prefix_tests(label, carrier, flags, data, want):
     """Every proper prefix of a valid stream either ends cleanly between objects (then its
-    objects are the first ones of the whole) or is cut: exit 3, incomplete, offset = its length."""
+    objects are the first ones of the whole) or is cut: exit 3, incomplete, offset = its length,
+    and stdout a byte prefix of the whole stream's document (streamed, left unterminated)."""
     bad = []
     objects = want.get("objects", [])
+    whole = run(["decode", "--carrier", carrier] + flags, data).stdout
     for k in range(0, len(data)):
         r = run(["decode", "--carrier", carrier] + flags, data[:k])
         if r.returncode == 0:
@@ -239,6 +257,9 @@ def prefix_tests(label, carrier, flags, data, want):
             if not (r.returncode == 3 and len(lines) == 1 and
                     lines[0].startswith("incomplete MOQT_ERR_TRUNCATED at offset %d:" % k)):
                 bad.append("%d: rc=%d %s" % (k, r.returncode, text(r.stderr, 120)))
+            elif not (whole.startswith(r.stdout) and unterminated(r.stdout)):
+                bad.append("%d: stdout is not an unterminated prefix of the whole document: %s"
+                           % (k, text(r.stdout, 120)))
     check(label + " every prefix (%d): clean end or exit 3 at its length" % len(data), not bad,
           "; ".join(bad[:5]))
 
@@ -329,8 +350,10 @@ def option_tests():
         check("group order descending: encode gives the same bytes",
               e.returncode == 0 and e.stdout == stream, e.stdout.hex() + text(e.stderr))
         e = run(["encode", "--carrier", "fetch"], json.dumps(desc).encode())
+        # streamed: the header and the first object (group 5) are out when the second is refused
         check("group order: the descending document does not encode ascending (group 4 after 5)",
-              e.returncode != 0 and e.stdout == b"", "rc=%d %s" % (e.returncode, e.stdout.hex()))
+              e.returncode != 0 and e.stdout == stream[:8], "rc=%d %s" % (e.returncode,
+                                                                         e.stdout.hex()))
     # Descending below group 0: a Group ID Delta past the prior group is an overflow.
     under = bytes.fromhex("05041c01008001aa0c050001bb")
     check("group order ascending: 1 then 7",
@@ -356,7 +379,7 @@ def option_tests():
     # the deltas: refused).
     b = run(["decode", "--carrier", "fetch", "--end-of-range", "absolute"], first)
     check("end of range absolute: reading A's trailing length byte is a new record",
-          b.returncode == 2 and b.stdout == b"", "rc=%d %s" % (b.returncode, text(b.stderr)))
+          b.returncode == 2 and unterminated(b.stdout), "rc=%d %s" % (b.returncode, text(b.stderr)))
     bbytes = bytes.fromhex("0504808c050a")  # reading B: two absolute IDs, nothing else
     b = run(["decode", "--carrier", "fetch", "--end-of-range", "absolute"], bbytes)
     expect_decoded("end of range absolute, first record", b,
@@ -645,9 +668,16 @@ def refusal_tests():
     r = enc("subgroup", dict(base, objects=[
         {"object_id": "5", "payload_length": "1", "payload_hex": "aa"},
         {"object_id": "5", "payload_length": "1", "payload_hex": "bb"}]))
-    check("encode: a repeated Object ID is refused, nothing written",
-          r.returncode in (1, 2) and r.stdout == b"" and len(err_lines(r)) == 1,
-          "rc=%d %s" % (r.returncode, text(r.stderr)))
+    # streamed: the header and object 5 are written before the second object 5 is refused
+    first = enc("subgroup", dict(base, objects=[
+        {"object_id": "5", "payload_length": "1", "payload_hex": "aa"}])).stdout
+    check("encode: a repeated Object ID is refused after the objects before it",
+          r.returncode in (1, 2) and r.stdout == first and len(first) > 0 and
+          len(err_lines(r)) == 1, "rc=%d %s" % (r.returncode, text(r.stderr)))
+    # a header field after "objects" is refused (streamed: the header comes first)
+    late = json.dumps(dict(base, objects=[]))[:-1] + ', "publisher_priority": "1"}'
+    expect_usage("encode: a header field after \"objects\"",
+                 run(["encode", "--carrier", "subgroup"], late.encode()))
     # A fetch first record that cannot express its IDs without a prior object.
     fd = {"stream_type": "fetch", "request_id": "4", "objects": [
         {"serialization_flags": "0x00", "group_id": "0", "subgroup_id": "0", "object_id": "0",

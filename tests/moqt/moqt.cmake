@@ -18,7 +18,11 @@ add_test(NAME moqt_vectors_own COMMAND test_moqt_vectors --expect-count 398
          ${WK_MOQT_OWN}/fetch.json)
 
 # Unit tests: the integer, Type Flags computed vs enumerated, every error with its offset, writer
-# refusals, and zero allocations per object (malloc/calloc/realloc wrapped at link time).
+# refusals, and zero allocations per object (malloc/calloc/realloc wrapped at link time and
+# counted per thread by tests/wk_alloc_probe.h; a thread checks that another thread's allocations
+# are not counted).
+find_package(Threads REQUIRED)
 wk_test(test_moqt moqt/test_moqt.c)
 target_link_options(test_moqt PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc)
+target_link_libraries(test_moqt PRIVATE Threads::Threads)
 add_test(NAME moqt_unit COMMAND test_moqt)

@@ -6,9 +6,11 @@
 #include "wk_test.h"
 #include <wirekit/moqt.h>
 #include <inttypes.h>
+#include <pthread.h>
 
 /* ---------------------------------------------------------------------------------------------
- * Allocation counting (link with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc)
+ * Allocation counting (link with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc): the probe
+ * counts the calling thread's allocations between wk_alloc_probe_begin and _end
  * ------------------------------------------------------------------------------------------- */
 #include "wk_alloc_wrap.h"
 
@@ -454,7 +456,7 @@ static void test_large_payload(void)
     wk_moqt_stream_reader_init(&r, WK_MOQT_CARRIER_SUBGROUP, NULL);
     uint64_t expect = 0;
     bool ok = true, last = false;
-    unsigned long allocs_before = n_allocs;
+    wk_alloc_probe_begin(0);
     for (size_t at = 0; at < total; at += 4096) {
         wk_in in = {s + at, total - at < 4096 ? total - at : 4096, 0};
         for (;;) {
@@ -472,7 +474,8 @@ static void test_large_payload(void)
             }
         }
     }
-    CHECK(n_allocs == allocs_before);
+    unsigned long allocs = wk_alloc_probe_end();
+    ALLOC_CHECK(allocs == 0, "the reader allocated %lu times", allocs);
     CHECK(ok && last && expect == plen);
     CHECK(wk_moqt_stream_reader_finish(&r, &e) == WK_OK);
     free(payload);
@@ -942,6 +945,16 @@ static void test_subgroup_roundtrip(void)
 /* ---------------------------------------------------------------------------------------------
  * Zero allocations per object
  * ------------------------------------------------------------------------------------------- */
+static void *alloc_elsewhere(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 8; i++) {
+        void *volatile q = malloc(64);
+        free(q);
+    }
+    return NULL;
+}
+
 static void test_zero_alloc(void)
 {
     enum { N = 10000, PL = 100 };
@@ -950,8 +963,8 @@ static void test_zero_alloc(void)
     static uint8_t payload[PL];
     memset(payload, 0x42, sizeof payload);
     wk_error e;
-    unsigned long before = n_allocs;
     /* writers */
+    wk_alloc_probe_begin(0);
     wk_out o = {s, cap, 0};
     wk_moqt_subgroup_header h = {0x11, 3, 4, 0, true, true, 1};
     wk_moqt_subgroup_writer w;
@@ -969,10 +982,11 @@ static void test_zero_alloc(void)
         ob.flags = wk_moqt_fetch_writer_flags_for(&fw, &ob, false);
         if (wk_moqt_fetch_writer_object(&fw, &ob, &fo, &e) != WK_DONE) break;
     }
-    CHECKF(n_allocs == before, "writers allocated %lu times", n_allocs - before);
+    unsigned long used = wk_alloc_probe_end();
+    ALLOC_CHECK(used == 0, "writers allocated %lu times", used);
     /* readers, whole and in 1000-byte pushes */
     for (int chunked = 0; chunked < 2; chunked++) {
-        before = n_allocs;
+        wk_alloc_probe_begin(0);
         uint64_t objs = 0;
         for (int which = 0; which < 2; which++) {
             const uint8_t *src = which ? f : s;
@@ -987,7 +1001,7 @@ static void test_zero_alloc(void)
                     if (ev == WK_MOQT_EV_OBJECT || ev == WK_MOQT_EV_FETCH_OBJECT) objs++;
                     else if (ev == WK_MOQT_EV_ERROR) break;
             }
-            CHECK(wk_moqt_stream_reader_finish(&r, &e) == WK_OK);
+            if (wk_moqt_stream_reader_finish(&r, &e) != WK_OK) objs = 0; /* fails the count */
         }
         wk_moqt_datagram d;
         memset(&d, 0, sizeof d);
@@ -1001,15 +1015,41 @@ static void test_zero_alloc(void)
             wk_moqt_datagram back;
             if (wk_moqt_datagram_decode(dg, dgo.pos, NULL, &back, &e) == WK_OK) objs++;
         }
+        used = wk_alloc_probe_end();
         CHECK(objs == 3 * N);
-        CHECKF(n_allocs == before, "readers allocated %lu times (chunked %d)", n_allocs - before,
-               chunked);
+        ALLOC_CHECK(used == 0, "readers allocated %lu times (chunked %d)", used, chunked);
     }
-    /* the counter works */
-    before = n_allocs;
+    /* the probe works: it counts an allocation of this thread while armed, and only then */
+    wk_alloc_probe_begin(1);
     void *volatile probe = malloc(1); /* volatile: an optimizer may drop a malloc/free pair */
     free(probe);
-    CHECK(n_allocs == before + 1);
+    used = wk_alloc_probe_end();
+    ALLOC_CHECK(used == 1, "the armed probe counted %lu of 1 allocation", used);
+    probe = malloc(1);
+    free(probe);
+    CHECK(wk_alloc_probe_end() == 1);
+    /* another thread's allocations while this thread is armed are not counted */
+    wk_alloc_probe_begin(0);
+    pthread_t th;
+    REQUIRE(pthread_create(&th, NULL, alloc_elsewhere, NULL) == 0);
+    REQUIRE(pthread_join(th, NULL) == 0);
+    used = wk_alloc_probe_end();
+    ALLOC_CHECK(used == 0, "another thread's allocations counted here: %lu", used);
+    /* a failed check prints the stack of the allocation beyond the allowed count */
+    wk_alloc_probe_begin(0);
+    probe = malloc(3);
+    free(probe);
+    CHECK(wk_alloc_probe_end() == 1);
+    FILE *rep = tmpfile();
+    REQUIRE(rep != NULL);
+    wk_alloc_probe_report(rep);
+    char text[4096];
+    rewind(rep);
+    size_t tl = fread(text, 1, sizeof text - 1, rep);
+    text[tl] = 0;
+    fclose(rep);
+    CHECKF(strstr(text, "allocation 1 (malloc of 3 bytes), stack:") && strstr(text, "test_moqt"),
+           "report: %s", text);
     free(s);
     free(f);
     free(dg);
