@@ -3,7 +3,7 @@
  * presence bitmap + present fields in schedule order. The decoder allocates nothing and borrows
  * string/bytes slices from the input; every length is checked against the remaining bytes and
  * the ceiling before a slice is taken. */
-#include "colloq/colloq_internal.h"
+#include "colloq_internal.h"
 #include <math.h>
 
 /* Little-endian load of a fixed width (1, 2, 4 or 8): constant shifts compile to one load. */

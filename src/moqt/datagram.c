@@ -1,5 +1,5 @@
 /* MoQT draft-20 OBJECT_DATAGRAM (spec 4) and padding datagrams (spec 7). */
-#include "moqt/moqt_internal.h"
+#include "moqt_internal.h"
 
 wk_code wk_moqt_datagram_decode(const uint8_t *p, size_t n, const wk_moqt_read_options *options,
                                 wk_moqt_datagram *d, wk_error *err)

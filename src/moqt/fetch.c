@@ -1,6 +1,6 @@
 /* MoQT draft-20 FETCH_HEADER (spec 5.1) and the fetch writer (spec 5.2-5.6). The reader is in
  * reader.c; the delta rules here are their inverse. */
-#include "moqt/moqt_internal.h"
+#include "moqt_internal.h"
 
 bool wk_moqt_fetch_flags_is_end_of_range(uint64_t flags)
 {

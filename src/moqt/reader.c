@@ -17,7 +17,7 @@
  *   ST_PADDING       padding bytes to discard
  * A subgroup object or fetch record whose framing lies whole in the push is read by a fast path
  * (sg_fast, f_fast) with the same checks in the same order. */
-#include "moqt/moqt_internal.h"
+#include "moqt_internal.h"
 
 enum {
     ST_TYPE,

@@ -1,6 +1,6 @@
 /* MoQT draft-20 SUBGROUP_HEADER (spec 3.1-3.2) and the subgroup writer (spec 3.3). The reader is
  * in reader.c. */
-#include "moqt/moqt_internal.h"
+#include "moqt_internal.h"
 
 wk_code wk_moqt_subgroup_header_decode(const uint8_t *p, size_t n, wk_moqt_subgroup_header *h,
                                        size_t *used, wk_error *err)

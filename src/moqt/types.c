@@ -1,7 +1,7 @@
 /* MoQT draft-20: error categories, Object Status registry, Type Flags validity (computed from the
  * bits, spec 3.2 and 4.2), stream/datagram type dispatch (spec 2), the Properties block (spec 6)
  * and padding (spec 7). */
-#include "moqt/moqt_internal.h"
+#include "moqt_internal.h"
 
 const char *wk_moqt_error_category(wk_code code)
 {
