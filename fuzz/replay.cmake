@@ -4,8 +4,9 @@
 # For each target it builds replay_<target> (the target + fuzz/replay.c, no libFuzzer) and adds
 # the ctest fuzz_replay_<target>, which runs every file of fuzz/corpus/<target>/.
 include(${CMAKE_CURRENT_LIST_DIR}/targets.cmake)
+include(${CMAKE_SOURCE_DIR}/tests/contract/contract.cmake)
 foreach(t ${WK_FUZZ_TARGETS})
   add_executable(replay_${t} ${CMAKE_CURRENT_LIST_DIR}/${t}.c ${CMAKE_CURRENT_LIST_DIR}/replay.c)
-  target_link_libraries(replay_${t} PRIVATE wirekit_static)
+  target_link_libraries(replay_${t} PRIVATE wirekit_static wk_contract)
   add_test(NAME fuzz_replay_${t} COMMAND replay_${t} ${CMAKE_CURRENT_LIST_DIR}/corpus/${t})
 endforeach()

@@ -1,8 +1,9 @@
 /* MoQT draft-20 OBJECT_DATAGRAM (spec 4) and padding datagrams (spec 7). */
 #include "moqt_internal.h"
 
-wk_code wk_moqt_datagram_decode(const uint8_t *p, size_t n, const wk_moqt_read_options *options,
-                                wk_moqt_datagram *d, wk_error *err)
+/* The datagram p[0..n): WK_OK or the error's code. */
+static wk_code dg_decode(const uint8_t *p, size_t n, const wk_moqt_read_options *options,
+                         wk_moqt_datagram *d, wk_error *err)
 {
     static const wk_moqt_read_options defaults;
     const wk_moqt_read_options *opt = options ? options : &defaults;
@@ -80,6 +81,14 @@ wk_code wk_moqt_datagram_decode(const uint8_t *p, size_t n, const wk_moqt_read_o
         return moqt_check_properties(d->properties, d->properties_len, props_at,
                                      opt->properties_length_only, err);
     return WK_OK;
+}
+
+wk_result wk_moqt_datagram_decode(wk_moqt_datagram *d, wk_in *in,
+                                  const wk_moqt_read_options *options, wk_error *err)
+{
+    if (dg_decode(in->src + in->pos, in->size - in->pos, options, d, err) != WK_OK) return WK_ERROR;
+    in->pos = in->size;
+    return WK_DONE;
 }
 
 size_t wk_moqt_datagram_size(const wk_moqt_datagram *d)

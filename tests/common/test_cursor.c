@@ -10,13 +10,7 @@
 #include <inttypes.h>
 
 static uint64_t rng = 0x243F6A8885A308D3ull;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t rnd(void) { return wk_test_xorshift(&rng); }
 
 /* The reference: accumulates in 128 bits and judges the whole value afterwards. Same verdict
  * order as documented: per byte, overflow (the value no longer fits 64 bits), too long, then the
