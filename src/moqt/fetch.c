@@ -258,7 +258,7 @@ wk_code wk_moqt_fetch_writer_end_of_range_size(const wk_moqt_fetch_writer *w, ui
                                                uint64_t group_id, uint64_t object_id,
                                                size_t *size, wk_error *err)
 {
-    uint64_t g;
+    uint64_t g = 0;
     return eor_plan(w, marker, group_id, object_id, &g, size, err);
 }
 
@@ -266,8 +266,8 @@ wk_result wk_moqt_fetch_writer_write_end_of_range(wk_moqt_fetch_writer *w, uint6
                                                   uint64_t group_id, uint64_t object_id,
                                                   wk_out *out, wk_error *err)
 {
-    uint64_t g, o = object_id;
-    size_t need;
+    uint64_t g = 0, o = object_id;
+    size_t need = 0;
     bool absolute = w->end_of_range == WK_MOQT_END_OF_RANGE_ABSOLUTE;
     if (eor_plan(w, marker, group_id, object_id, &g, &need, err) != WK_OK) return WK_ERROR;
     if (!moqt_room(out, need)) return WK_NEED_OUTPUT;
