@@ -33,7 +33,8 @@ static bool ref_props(mr_ref *x, const wk_moqt_read_options *o, const uint8_t **
 {
     uint64_t at = x->pos, len;
     if (!mr_int(x, &len)) return false;
-    if (len > wk_contract_moqt_scratch_cap(o)) return mr_fail(x, WK_ERR_MOQT_PROPERTIES_TOO_LARGE, at);
+    if (len > wk_contract_moqt_scratch_cap(o))
+        return mr_fail(x, WK_ERR_MOQT_PROPERTIES_TOO_LARGE, at);
     if (x->n - x->pos < len) return mr_fail(x, WK_ERR_MOQT_TRUNCATED, x->n);
     *p = x->w + x->pos;
     *plen = (size_t)len;

@@ -221,7 +221,8 @@ static size_t encode(const rt_stream *s, wk_moqt_group_order order, wk_moqt_end_
             o.payload_len = so->payload_length;
             uint64_t total = 0;
             size_ok(wk_moqt_subgroup_writer_size(&w, &o, &total, &e), &e);
-            k.op = split_payload ? WK_CONTRACT_MOQT_SUBGROUP_FRAMING : WK_CONTRACT_MOQT_SUBGROUP_WRITE;
+            k.op = split_payload ? WK_CONTRACT_MOQT_SUBGROUP_FRAMING
+                                 : WK_CONTRACT_MOQT_SUBGROUP_WRITE;
             k.obj = &o;
             if (split_payload) {
                 emit(&k, (size_t)(total - o.payload_len), buf, &pos, cap);

@@ -11,12 +11,12 @@
  *
  * Shape (the contract of docs/architecture.md). One sans-I/O reader, wk_moqt_stream_reader, reads a
  * unidirectional data stream (subgroup, fetch or padding) pushed in pieces of any size:
- * wk_moqt_stream_reader_read(r, in, NULL, err) returns WK_EVENT for one event at a time, its details
- * read from the reader (r->event says which: the header, each object's framing with IDs resolved
- * and properties as a borrowed slice together with the payload bytes of that push, then further
- * payload pieces as slices of the caller's input, so a large payload is never buffered), or
- * WK_NEED_INPUT with the push consumed, or WK_ERROR; wk_moqt_stream_reader_finish(r, rest, err)
- * declares FIN. The reader is a plain struct the caller owns (_init); it never allocates.
+ * wk_moqt_stream_reader_read(r, in, NULL, err) returns WK_EVENT for one event at a time, its
+ * details read from the reader (r->event says which: the header, each object's framing with IDs
+ * resolved and properties as a borrowed slice together with the payload bytes of that push, then
+ * further payload pieces as slices of the caller's input, so a large payload is never buffered),
+ * or WK_NEED_INPUT with the push consumed, or WK_ERROR; wk_moqt_stream_reader_finish(r, rest,
+ * err) declares FIN. The reader is a plain struct the caller owns (_init); it never allocates.
  * Datagrams and headers are decoded whole from a wk_in (wk_moqt_datagram_decode,
  * wk_moqt_subgroup_header_decode, wk_moqt_fetch_header_decode). Encoders write into a wk_out and
  * never write half an item: each has a _size, and WK_NEED_OUTPUT leaves the view untouched; an
