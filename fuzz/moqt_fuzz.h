@@ -42,6 +42,19 @@ static bool ref_props(mr_ref *x, const wk_moqt_read_options *o, const uint8_t **
     return true;
 }
 
+/* An object's payload of len bytes: recorded as far as the input holds it, then its end;
+ * MOQT_ERR_TRUNCATED at the input's end when it is cut short. */
+static bool ref_payload(mr_ref *x, wk_contract_hash *record, uint64_t len)
+{
+    uint64_t avail = x->n - x->pos;
+    uint64_t got = avail < len ? avail : len;
+    wk_contract_hash_add(record, x->w + x->pos, (size_t)got);
+    x->pos += (size_t)got;
+    if (got < len) return mr_fail(x, WK_ERR_MOQT_TRUNCATED, x->n);
+    wk_contract_moqt_rec_payload_end(record, len);
+    return true;
+}
+
 typedef struct ref_outcome {
     wk_code code;
     uint64_t offset;
@@ -165,15 +178,7 @@ static ref_outcome ref_read(wk_moqt_carrier expect, const wk_moqt_read_options *
             prev = ob.object_id;
             objects++;
             wk_contract_moqt_rec_object(&r.record, &ob);
-            uint64_t avail = n - x.pos;
-            uint64_t got = avail < ob.payload_length ? avail : ob.payload_length;
-            wk_contract_hash_add(&r.record, w + x.pos, (size_t)got);
-            x.pos += (size_t)got;
-            if (got < ob.payload_length) {
-                mr_fail(&x, WK_ERR_MOQT_TRUNCATED, n);
-                goto out;
-            }
-            wk_contract_moqt_rec_payload_end(&r.record, ob.payload_length);
+            if (!ref_payload(&x, &r.record, ob.payload_length)) goto out;
         }
         goto out;
     }
@@ -317,15 +322,7 @@ static ref_outcome ref_read(wk_moqt_carrier expect, const wk_moqt_read_options *
         }
         objects++;
         wk_contract_moqt_rec_fetch_object(&r.record, &fo);
-        uint64_t avail = n - x.pos;
-        uint64_t got = avail < fo.payload_length ? avail : fo.payload_length;
-        wk_contract_hash_add(&r.record, w + x.pos, (size_t)got);
-        x.pos += (size_t)got;
-        if (got < fo.payload_length) {
-            mr_fail(&x, WK_ERR_MOQT_TRUNCATED, n);
-            goto out;
-        }
-        wk_contract_moqt_rec_payload_end(&r.record, fo.payload_length);
+        if (!ref_payload(&x, &r.record, fo.payload_length)) goto out;
     }
 out:
     if (x.code == WK_OK)

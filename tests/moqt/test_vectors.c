@@ -369,11 +369,20 @@ static outcome decode_datagram(const wk_moqt_read_options *opt, const uint8_t *b
 /* ---------------------------------------------------------------------------------------------
  * Encode from `decoded` through the writers
  * ------------------------------------------------------------------------------------------- */
-typedef struct enc {
-    uint8_t *p;
-    size_t cap;
-    wk_out out;
-} enc;
+
+/* An object's properties (as pairs, into pairs[512]) and payload (malloc'd, the caller frees) from
+ * its JSON; false when the properties cannot be encoded. */
+static bool object_bytes(json_object *o, uint8_t pairs[512], size_t *pl, uint8_t **payload,
+                         size_t *payload_n)
+{
+    json_object *pm = NULL;
+    json_object_object_get_ex(o, "object_properties", &pm);
+    *pl = props_from_json(pm, pairs, 512);
+    if (*pl == (size_t)-1) return false;
+    *payload_n = 0;
+    *payload = unhex(jstr(o, "payload_hex"), payload_n);
+    return true;
+}
 
 static bool encode_subgroup(json_object *d, wk_out *out)
 {
@@ -391,13 +400,9 @@ static bool encode_subgroup(json_object *d, wk_out *out)
     if (!json_object_object_get_ex(d, "objects", &objs)) return false;
     for (size_t i = 0; i < json_object_array_length(objs); i++) {
         json_object *o = json_object_array_get_idx(objs, i);
-        uint8_t pairs[512];
-        json_object *pm = NULL;
-        json_object_object_get_ex(o, "object_properties", &pm);
-        size_t pl = props_from_json(pm, pairs, sizeof pairs);
-        if (pl == (size_t)-1) return false;
-        size_t payload_n = 0;
-        uint8_t *payload = unhex(jstr(o, "payload_hex"), &payload_n);
+        uint8_t pairs[512], *payload;
+        size_t pl, payload_n;
+        if (!object_bytes(o, pairs, &pl, &payload, &payload_n)) return false;
         wk_moqt_object_out ob = {ju64d(o, "object_id", 0), pairs, pl, ju64d(o, "status", 0),
                                  payload, payload_n};
         wk_result rr = wk_moqt_subgroup_writer_write(&w, &ob, out, &err);
@@ -427,13 +432,9 @@ static bool encode_fetch(json_object *d, const wk_moqt_read_options *opt, wk_out
             rr = wk_moqt_fetch_writer_write_end_of_range(&w, fl, ju64d(o, "group_id", 0),
                                                          ju64d(o, "object_id", 0), out, &err);
         } else {
-            uint8_t pairs[512];
-            json_object *pm = NULL;
-            json_object_object_get_ex(o, "object_properties", &pm);
-            size_t pl = props_from_json(pm, pairs, sizeof pairs);
-            if (pl == (size_t)-1) return false;
-            size_t payload_n = 0;
-            uint8_t *payload = unhex(jstr(o, "payload_hex"), &payload_n);
+            uint8_t pairs[512], *payload;
+            size_t pl, payload_n;
+            if (!object_bytes(o, pairs, &pl, &payload, &payload_n)) return false;
             wk_moqt_fetch_object_out ob = {fl,
                                            ju64d(o, "group_id", 0),
                                            ju64d(o, "object_id", 0),
@@ -463,17 +464,13 @@ static bool encode_datagram(json_object *d, wk_out *out)
     g.group_id = ju64d(d, "group_id", 0);
     g.object_id = ju64d(d, "object_id", 0);
     g.publisher_priority = (uint8_t)ju64d(d, "publisher_priority", 0);
-    uint8_t pairs[512];
-    json_object *pm = NULL;
-    json_object_object_get_ex(d, "object_properties", &pm);
-    size_t pl = props_from_json(pm, pairs, sizeof pairs);
-    if (pl == (size_t)-1) return false;
+    uint8_t pairs[512], *payload;
+    size_t pl, payload_n;
+    if (!object_bytes(d, pairs, &pl, &payload, &payload_n)) return false;
     g.properties = pairs;
     g.properties_len = pl;
     g.has_status = ju64(d, "object_status", &g.status);
     if (!g.has_status) g.status = 0;
-    size_t payload_n = 0;
-    uint8_t *payload = unhex(jstr(d, "payload_hex"), &payload_n);
     g.payload = payload;
     g.payload_len = payload_n;
     wk_error err;
