@@ -425,6 +425,7 @@ typedef struct wk_moqt_reader_state_ {
     wk_moqt_carrier expect;
     wk_moqt_read_options opt;
     int state;
+    int record_state;             /* the state that starts the next object / record */
     bool failed;
     wk_error error;               /* the sticky error */
     uint64_t consumed;            /* bytes consumed from all pushes */

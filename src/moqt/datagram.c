@@ -25,8 +25,13 @@ static wk_code dg_decode(const uint8_t *p, size_t n, const wk_moqt_read_options 
                                         d->payload[i]);
         return WK_OK;
     }
-    wk_code code = wk_moqt_datagram_type_check(type, 0, err);
-    if (code != WK_OK) return code;
+    /* A valid Type Flags value (no bit outside 0x2F, not STATUS with END_OF_GROUP) needs no call;
+     * anything else gets its error from the full check. */
+    const uint64_t both = WK_MOQT_DATAGRAM_STATUS | WK_MOQT_DATAGRAM_END_OF_GROUP;
+    if ((type & ~(uint64_t)WK_MOQT_DATAGRAM_SPECIFIED) || (type & both) == both) {
+        wk_code code = wk_moqt_datagram_type_check(type, 0, err);
+        if (code != WK_OK) return code;
+    }
     if (!wk_cursor_moqt_int(&c, &d->track_alias))
         return wk_error_set(err, WK_ERR_MOQT_TRUNCATED, n, "input ends inside the Track Alias");
     if (!wk_cursor_moqt_int(&c, &d->group_id))

@@ -15,6 +15,7 @@
  *                    reading A; ST_F_EOR_G, ST_F_EOR_O in reading B)
  *   ST_PAYLOAD       the rest of the current object's payload
  *   ST_PADDING       padding bytes to discard
+ *   ST_FAILED        nothing: the sticky error is reported again (s.failed is set too)
  * A subgroup object or fetch record whose framing lies whole in the push is read by a fast path
  * (sg_fast, f_fast) with the same checks in the same order. */
 #include "moqt_internal.h"
@@ -42,7 +43,8 @@ enum {
     ST_F_EOR_G,
     ST_F_EOR_O,
     ST_PAYLOAD,
-    ST_PADDING
+    ST_PADDING,
+    ST_FAILED
 };
 
 void wk_moqt_stream_reader_init(wk_moqt_stream_reader *r, wk_moqt_carrier expect,
@@ -64,6 +66,8 @@ void wk_moqt_stream_reader_init(wk_moqt_stream_reader *r, wk_moqt_carrier expect
 static wk_result fail(wk_moqt_stream_reader *r, wk_error *err)
 {
     r->s.failed = true;
+    r->s.state = ST_FAILED;
+    r->event = WK_MOQT_EVENT_NONE;
     if (err) *err = r->s.error;
     return WK_ERROR;
 }
@@ -77,6 +81,13 @@ static inline wk_result event(wk_moqt_stream_reader *r, wk_moqt_stream_event e)
 {
     r->event = e;
     return WK_EVENT;
+}
+
+/* The push is consumed: no event. */
+static inline wk_result need_input(wk_moqt_stream_reader *r)
+{
+    r->event = WK_MOQT_EVENT_NONE;
+    return WK_NEED_INPUT;
 }
 
 static inline size_t avail(const wk_in *in) { return in->size - in->pos; }
@@ -185,7 +196,7 @@ static void give_payload(wk_moqt_stream_reader *r, wk_in *in)
     r->s.payload_left -= k;
     r->piece.last = r->s.payload_left == 0;
     if (r->piece.last)
-        r->s.state = r->kind == WK_MOQT_KIND_FETCH ? ST_F_FLAGS : ST_SG_DELTA;
+        r->s.state = r->s.record_state;
     else
         r->s.state = ST_PAYLOAD;
 }
@@ -227,6 +238,7 @@ static wk_result on_type(wk_moqt_stream_reader *r, uint64_t t, wk_error *err)
         break;
     }
     r->kind = k;
+    r->s.record_state = k == WK_MOQT_KIND_FETCH ? ST_F_FLAGS : ST_SG_DELTA;
     if (k == WK_MOQT_KIND_FETCH) {
         r->s.state = ST_F_REQ;
     } else {
@@ -568,12 +580,8 @@ static wk_result f_fast(wk_moqt_stream_reader *r, wk_in *in, wk_error *err)
 wk_result wk_moqt_stream_reader_read(wk_moqt_stream_reader *r, wk_in *in, wk_out *out,
                                      wk_error *err)
 {
-    r->event = WK_MOQT_EVENT_NONE;
-    if (r->s.failed) {
-        if (err) *err = r->s.error;
-        return WK_ERROR;
-    }
     if (out) {
+        r->event = WK_MOQT_EVENT_NONE;
         wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET,
                      "the stream reader produces no bytes: pass out = NULL");
         return WK_ERROR;
@@ -584,29 +592,29 @@ wk_result wk_moqt_stream_reader_read(wk_moqt_stream_reader *r, wk_in *in, wk_out
     for (;;) {
         switch (s->state) {
         case ST_TYPE:
-            if (!take_int(r, in, &v)) return WK_NEED_INPUT;
+            if (!take_int(r, in, &v)) return need_input(r);
             ev = on_type(r, v, err);
             if (ev != WK_NEED_INPUT) return ev;
             break;
 
         /* ---- subgroup header ---- */
         case ST_SG_ALIAS:
-            if (!take_int(r, in, &r->subgroup.track_alias)) return WK_NEED_INPUT;
+            if (!take_int(r, in, &r->subgroup.track_alias)) return need_input(r);
             s->state = ST_SG_GROUP;
             break;
         case ST_SG_GROUP:
-            if (!take_int(r, in, &r->subgroup.group_id)) return WK_NEED_INPUT;
+            if (!take_int(r, in, &r->subgroup.group_id)) return need_input(r);
             s->state = wk_moqt_subgroup_type_id_mode(r->subgroup.type) == WK_MOQT_SUBGROUP_ID_EXPLICIT
                            ? ST_SG_SUBGROUP
                            : ST_SG_PRIORITY;
             break;
         case ST_SG_SUBGROUP:
-            if (!take_int(r, in, &r->subgroup.subgroup_id)) return WK_NEED_INPUT;
+            if (!take_int(r, in, &r->subgroup.subgroup_id)) return need_input(r);
             s->state = ST_SG_PRIORITY;
             break;
         case ST_SG_PRIORITY:
             if (r->subgroup.has_priority) {
-                if (!avail(in)) return WK_NEED_INPUT;
+                if (!avail(in)) return need_input(r);
                 r->subgroup.publisher_priority = *cur(in);
                 advance(r, in, 1);
             }
@@ -616,11 +624,11 @@ wk_result wk_moqt_stream_reader_read(wk_moqt_stream_reader *r, wk_in *in, wk_out
         /* ---- subgroup objects ---- */
         case ST_SG_DELTA:
             if (s->ilen == 0) {
-                if (!avail(in)) return WK_NEED_INPUT;
+                if (!avail(in)) return need_input(r);
                 ev = sg_fast(r, in, err);
                 if (ev != WK_NEED_INPUT) return ev;
             }
-            if (!take_int(r, in, &v)) return WK_NEED_INPUT;
+            if (!take_int(r, in, &v)) return need_input(r);
             if (!sg_resolve_id(r, v, s->field_offset, err)) return WK_ERROR;
             s->record_offset = s->field_offset;
             r->object.has_properties = (r->subgroup.type & WK_MOQT_SUBGROUP_PROPERTIES) != 0;
@@ -629,12 +637,12 @@ wk_result wk_moqt_stream_reader_read(wk_moqt_stream_reader *r, wk_in *in, wk_out
             s->state = r->object.has_properties ? ST_SG_PROPS_LEN : ST_SG_PLEN;
             break;
         case ST_SG_PROPS_LEN:
-            if (!take_int(r, in, &v)) return WK_NEED_INPUT;
+            if (!take_int(r, in, &v)) return need_input(r);
             if (!props_begin(r, v, ST_SG_PROPS, err)) return WK_ERROR;
             break;
         case ST_SG_PROPS:
             if (s->props_len) {
-                if (!take_props(r, in, &r->object.properties)) return WK_NEED_INPUT;
+                if (!take_props(r, in, &r->object.properties)) return need_input(r);
                 r->object.properties_len = (size_t)s->props_len;
             }
             s->state = ST_SG_PLEN;
@@ -642,7 +650,7 @@ wk_result wk_moqt_stream_reader_read(wk_moqt_stream_reader *r, wk_in *in, wk_out
         case ST_SG_PLEN:
             if (!take_int(r, in, &r->object.payload_length)) {
                 keep_props(r, &r->object.properties, r->object.properties_len);
-                return WK_NEED_INPUT;
+                return need_input(r);
             }
             r->object.has_status = r->object.payload_length == 0;
             r->object.status = WK_MOQT_STATUS_NORMAL;
@@ -654,54 +662,54 @@ wk_result wk_moqt_stream_reader_read(wk_moqt_stream_reader *r, wk_in *in, wk_out
         case ST_SG_STATUS:
             if (!take_int(r, in, &r->object.status)) {
                 keep_props(r, &r->object.properties, r->object.properties_len);
-                return WK_NEED_INPUT;
+                return need_input(r);
             }
             return sg_emit(r, in, s->props_offset, s->field_offset, err);
 
         /* ---- fetch ---- */
         case ST_F_REQ:
-            if (!take_int(r, in, &r->fetch.request_id)) return WK_NEED_INPUT;
+            if (!take_int(r, in, &r->fetch.request_id)) return need_input(r);
             s->state = ST_F_FLAGS;
             return event(r, WK_MOQT_EVENT_FETCH_HEADER);
         case ST_F_FLAGS:
             if (s->ilen == 0) {
-                if (!avail(in)) return WK_NEED_INPUT;
+                if (!avail(in)) return need_input(r);
                 ev = f_fast(r, in, err);
                 if (ev != WK_NEED_INPUT) return ev;
             }
-            if (!take_int(r, in, &v)) return WK_NEED_INPUT;
+            if (!take_int(r, in, &v)) return need_input(r);
             ev = f_on_flags(r, v, err);
             if (ev != WK_NEED_INPUT) return ev;
             if (s->state == ST_F_GDELTA && !r->fetch_object.has_group_id_delta)
                 s->state = f_next(r, ST_F_GDELTA);
             break;
         case ST_F_GDELTA:
-            if (!take_int(r, in, &r->fetch_object.group_id_delta)) return WK_NEED_INPUT;
+            if (!take_int(r, in, &r->fetch_object.group_id_delta)) return need_input(r);
             s->gdelta_offset = s->field_offset;
             s->state = f_next(r, ST_F_GDELTA);
             break;
         case ST_F_SUBGROUP:
-            if (!take_int(r, in, &r->fetch_object.subgroup_id)) return WK_NEED_INPUT;
+            if (!take_int(r, in, &r->fetch_object.subgroup_id)) return need_input(r);
             s->state = f_next(r, ST_F_SUBGROUP);
             break;
         case ST_F_ODELTA:
-            if (!take_int(r, in, &r->fetch_object.object_id_delta)) return WK_NEED_INPUT;
+            if (!take_int(r, in, &r->fetch_object.object_id_delta)) return need_input(r);
             s->odelta_offset = s->field_offset;
             s->state = f_next(r, ST_F_ODELTA);
             break;
         case ST_F_PRIORITY:
-            if (!avail(in)) return WK_NEED_INPUT;
+            if (!avail(in)) return need_input(r);
             r->fetch_object.publisher_priority = *cur(in);
             advance(r, in, 1);
             s->state = f_next(r, ST_F_PRIORITY);
             break;
         case ST_F_PROPS_LEN:
-            if (!take_int(r, in, &v)) return WK_NEED_INPUT;
+            if (!take_int(r, in, &v)) return need_input(r);
             if (!props_begin(r, v, ST_F_PROPS, err)) return WK_ERROR;
             break;
         case ST_F_PROPS:
             if (s->props_len) {
-                if (!take_props(r, in, &r->fetch_object.properties)) return WK_NEED_INPUT;
+                if (!take_props(r, in, &r->fetch_object.properties)) return need_input(r);
                 r->fetch_object.properties_len = (size_t)s->props_len;
             }
             s->state = ST_F_PLEN;
@@ -709,7 +717,7 @@ wk_result wk_moqt_stream_reader_read(wk_moqt_stream_reader *r, wk_in *in, wk_out
         case ST_F_PLEN:
             if (!take_int(r, in, &r->fetch_object.payload_length)) {
                 keep_props(r, &r->fetch_object.properties, r->fetch_object.properties_len);
-                return WK_NEED_INPUT;
+                return need_input(r);
             }
             if (r->fetch_object.end_of_range && r->fetch_object.payload_length != 0)
                 return FAIL(r, err, WK_ERR_MOQT_END_OF_RANGE_LENGTH, s->field_offset,
@@ -717,16 +725,16 @@ wk_result wk_moqt_stream_reader_read(wk_moqt_stream_reader *r, wk_in *in, wk_out
                             (unsigned long long)r->fetch_object.payload_length);
             return f_emit(r, in, s->gdelta_offset, s->odelta_offset, s->props_offset, err);
         case ST_F_EOR_G:
-            if (!take_int(r, in, &r->fetch_object.group_id)) return WK_NEED_INPUT;
+            if (!take_int(r, in, &r->fetch_object.group_id)) return need_input(r);
             s->state = ST_F_EOR_O;
             break;
         case ST_F_EOR_O:
-            if (!take_int(r, in, &r->fetch_object.object_id)) return WK_NEED_INPUT;
+            if (!take_int(r, in, &r->fetch_object.object_id)) return need_input(r);
             return f_emit(r, in, 0, 0, 0, err);
 
         /* ---- payload and padding ---- */
         case ST_PAYLOAD:
-            if (!avail(in)) return WK_NEED_INPUT;
+            if (!avail(in)) return need_input(r);
             give_payload(r, in);
             return event(r, WK_MOQT_EVENT_PAYLOAD);
         case ST_PADDING: {
@@ -743,8 +751,12 @@ wk_result wk_moqt_stream_reader_read(wk_moqt_stream_reader *r, wk_in *in, wk_out
             }
             advance(r, in, a);
             r->padding_bytes += a;
-            return WK_NEED_INPUT;
+            return need_input(r);
         }
+        case ST_FAILED: /* sticky (the state keeps a failed check off the hot path) */
+            r->event = WK_MOQT_EVENT_NONE;
+            if (err) *err = s->error;
+            return WK_ERROR;
         default:
             return FAIL(r, err, WK_ERR_STATE, WK_NO_OFFSET, "reader not initialized");
         }
@@ -789,6 +801,7 @@ wk_result wk_moqt_stream_reader_finish(wk_moqt_stream_reader *r, const wk_in *re
                      "stream ended (FIN) inside %s", where);
     }
     r->s.failed = true;
+    r->s.state = ST_FAILED;
     if (err) *err = r->s.error;
     return WK_ERROR;
 }
