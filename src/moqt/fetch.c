@@ -80,8 +80,9 @@ typedef struct fetch_fields {
     size_t header_size;
 } fetch_fields;
 
-static wk_code fetch_plan(const wk_moqt_fetch_writer *w, const wk_moqt_fetch_object_out *o,
-                          fetch_fields *f, wk_error *err)
+static inline wk_code fetch_plan(const wk_moqt_fetch_writer *w,
+                                 const wk_moqt_fetch_object_out *o, fetch_fields *f,
+                                 wk_error *err)
 {
     uint64_t fl = o->flags;
     const char *why = NULL;
@@ -89,6 +90,7 @@ static wk_code fetch_plan(const wk_moqt_fetch_writer *w, const wk_moqt_fetch_obj
     bool dgram = (fl & WK_MOQT_FETCH_DATAGRAM) != 0;
     unsigned mode = (unsigned)(fl & WK_MOQT_FETCH_SUBGROUP_MODE_MASK);
     f->gdelta = f->odelta = 0;
+    f->header_size = 0;
     if (!w->began) return wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, "writer not begun");
     if (fl > WK_MOQT_FETCH_FLAGS_MAX)
         why = "Serialization Flags above 127 (End of Range markers use _write_end_of_range)";

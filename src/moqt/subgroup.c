@@ -90,7 +90,7 @@ wk_result wk_moqt_subgroup_writer_begin(wk_moqt_subgroup_writer *w,
 }
 
 /* The object's framing (delta, properties, length, status) before its payload; o checked. */
-static size_t sg_framing_size(const wk_moqt_subgroup_writer *w, const wk_moqt_object_out *o)
+static inline size_t sg_framing_size(const wk_moqt_subgroup_writer *w, const wk_moqt_object_out *o)
 {
     uint64_t delta = w->have_prev ? o->object_id - w->prev_object_id - 1 : o->object_id;
     size_t n = wk_moqt_int_len(delta);
@@ -102,8 +102,8 @@ static size_t sg_framing_size(const wk_moqt_subgroup_writer *w, const wk_moqt_ob
 }
 
 /* Refuses what the object cannot be (the code, err set); WK_OK when it may be written. */
-static wk_code sg_check_object(const wk_moqt_subgroup_writer *w, const wk_moqt_object_out *o,
-                               wk_error *err)
+static inline wk_code sg_check_object(const wk_moqt_subgroup_writer *w,
+                                      const wk_moqt_object_out *o, wk_error *err)
 {
     if (!w->began) return wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, "writer not begun");
     if (!wk_moqt_status_is_assigned(o->status))
