@@ -4,17 +4,17 @@
  *   subgroup  a SUBGROUP_HEADER stream (Type Flags 0x10: priority byte, Subgroup ID 0) of 10,000
  *             objects with 100-byte payloads, and one of 8 objects with 1 MiB payloads;
  *   fetch     a FETCH_HEADER stream with the same objects (a new group every 100 small objects,
- *             every large object in a new group), flags from wk_moqt_fetch_writer_flags_for;
+ *             every large object in a new group), flags from wk_moqt_fetch_writer_pick_flags;
  *   datagram  10,000 OBJECT_DATAGRAMs (Type Flags 0x00) with 100-byte and with 1,200-byte payloads.
  * Operations:
- *   decode          wk_moqt_stream_reader over the whole stream in one push (datagrams:
+ *   decode          wk_moqt_stream_reader_read over the whole stream in one push (datagrams:
  *                   wk_moqt_datagram_decode on each); payloads are borrowed slices, not touched;
  *   decode 64K      the same stream pushed in 64 KiB pieces (large payloads arrive as PAYLOAD pieces);
  *   decode+copy     decode in one push and memcpy every payload piece to a destination buffer (what
  *                   an application that needs the bytes elsewhere does);
- *   encode          wk_moqt_subgroup_writer_object / wk_moqt_fetch_writer_object (framing and a copy
+ *   encode          wk_moqt_subgroup_writer_write / wk_moqt_fetch_writer_write (framing and a copy
  *                   of the payload into the output), wk_moqt_datagram_encode;
- *   encode framing  wk_moqt_subgroup_writer_object_header / wk_moqt_fetch_writer_object_header: the
+ *   encode framing  wk_moqt_subgroup_writer_write_framing / wk_moqt_fetch_writer_write_framing: the
  *                   framing only, the payload left for the caller to send from where it is.
  * Baseline: memcpy of the same payload bytes (all payloads, contiguous, into a separate buffer).
  *
@@ -106,7 +106,7 @@ typedef struct job {
     size_t enc_cap, enc_len;
     size_t push;         /* decode push size, 0 = whole stream */
     bool copy;           /* decode+copy */
-    wk_moqt_fetch_object_out *fobj; /* fetch: the objects to write (flags from flags_for) */
+    wk_moqt_fetch_object_out *fobj; /* fetch: the objects to write (flags from pick_flags) */
     uint64_t sink;
 } job;
 
@@ -132,11 +132,11 @@ static void op_stream_decode(void *c)
         size_t take = j->stream_len - pos < push ? j->stream_len - pos : push;
         wk_in in = {j->stream + pos, take, 0};
         for (;;) {
-            wk_moqt_event ev = wk_moqt_stream_read(&reader, &in, &err);
-            if (ev == WK_MOQT_EV_NEED_INPUT) break;
-            if (ev == WK_MOQT_EV_ERROR) die(err.msg);
-            if (ev == WK_MOQT_EV_OBJECT || ev == WK_MOQT_EV_FETCH_OBJECT ||
-                ev == WK_MOQT_EV_PAYLOAD) {
+            wk_result res = wk_moqt_stream_reader_read(&reader, &in, NULL, &err);
+            if (res == WK_NEED_INPUT) break;
+            if (res == WK_ERROR) die(err.msg);
+            if (reader.event == WK_MOQT_EVENT_OBJECT || reader.event == WK_MOQT_EVENT_FETCH_OBJECT ||
+                reader.event == WK_MOQT_EVENT_PAYLOAD) {
                 bytes += reader.piece.len;
                 if (j->copy) {
                     memcpy(j->dst + copied, reader.piece.data, reader.piece.len);
@@ -146,7 +146,7 @@ static void op_stream_decode(void *c)
         }
         pos += take;
     }
-    if (wk_moqt_stream_reader_finish(&reader, &err) != WK_OK) die(err.msg);
+    if (wk_moqt_stream_reader_finish(&reader, NULL, &err) != WK_DONE) die(err.msg);
     if (reader.objects != j->nobj || bytes != (uint64_t)j->nobj * j->psize) die("decode count");
     j->sink += bytes;
 }
@@ -158,8 +158,8 @@ static void op_datagram_decode(void *c)
     wk_moqt_datagram d;
     uint64_t bytes = 0;
     for (size_t i = 0; i < j->nobj; i++) {
-        if (wk_moqt_datagram_decode(j->stream + j->dg_off[i], j->dg_len[i], NULL, &d, &err) != WK_OK)
-            die(err.msg);
+        wk_in in = {j->stream + j->dg_off[i], j->dg_len[i], 0};
+        if (wk_moqt_datagram_decode(&d, &in, NULL, &err) != WK_DONE) die(err.msg);
         if (j->copy) memcpy(j->dst + bytes, d.payload, d.payload_len);
         bytes += d.payload_len;
     }
@@ -196,8 +196,8 @@ static void encode_stream(job *j, bool framing_only)
         for (size_t i = 0; i < j->nobj; i++) {
             o.object_id = i;
             o.payload = j->payloads + i * j->psize;
-            wk_result r = framing_only ? wk_moqt_subgroup_writer_object_header(&w, &o, &out, &err)
-                                       : wk_moqt_subgroup_writer_object(&w, &o, &out, &err);
+            wk_result r = framing_only ? wk_moqt_subgroup_writer_write_framing(&w, &o, &out, &err)
+                                       : wk_moqt_subgroup_writer_write(&w, &o, &out, &err);
             if (r != WK_DONE) die(err.msg);
         }
     } else {
@@ -208,8 +208,8 @@ static void encode_stream(job *j, bool framing_only)
             die(err.msg);
         for (size_t i = 0; i < j->nobj; i++) {
             wk_result r = framing_only
-                              ? wk_moqt_fetch_writer_object_header(&w, &j->fobj[i], &out, &err)
-                              : wk_moqt_fetch_writer_object(&w, &j->fobj[i], &out, &err);
+                              ? wk_moqt_fetch_writer_write_framing(&w, &j->fobj[i], &out, &err)
+                              : wk_moqt_fetch_writer_write(&w, &j->fobj[i], &out, &err);
             if (r != WK_DONE) die(err.msg);
         }
     }
@@ -276,10 +276,10 @@ static void build(job *j)
             o->publisher_priority = 128;
             o->payload = j->payloads + i * j->psize;
             o->payload_len = j->psize;
-            o->flags = wk_moqt_fetch_writer_flags_for(&w, o, false);
+            o->flags = wk_moqt_fetch_writer_pick_flags(&w, o, false);
             /* advance the writer's state by writing the framing into a scratch buffer */
             out.pos = 0;
-            if (wk_moqt_fetch_writer_object_header(&w, o, &out, &err) != WK_DONE) die(err.msg);
+            if (wk_moqt_fetch_writer_write_framing(&w, o, &out, &err) != WK_DONE) die(err.msg);
         }
     }
     if (j->carrier == C_DATAGRAM) {

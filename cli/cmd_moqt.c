@@ -172,14 +172,14 @@ int moqt_parse_opts(int argc, char **argv, const char *what, const char *help, b
 }
 
 /* ---------------------------------------------------------------------------------------------
- * The stream driver: stdin through wk_moqt_stream_read in reads of at most 64 KiB (what has
- * arrived; stdout is flushed before each), each event handed to a handler; FIN at EOF.
+ * The stream driver: stdin through wk_moqt_stream_reader_read in reads of at most 64 KiB (what
+ * has arrived; stdout is flushed before each), each event handed to a handler; FIN at EOF.
  * ------------------------------------------------------------------------------------------- */
 
 typedef struct stream_handler {
     /* Called for every event other than NEED_INPUT and ERROR; returns 0 to go on, else an exit
      * status (a message printed). */
-    int (*on_event)(void *ctx, const wk_moqt_stream_reader *r, wk_moqt_event ev);
+    int (*on_event)(void *ctx, const wk_moqt_stream_reader *r, wk_moqt_stream_event ev);
     void *ctx;
 } stream_handler;
 
@@ -214,18 +214,18 @@ static int run_stream(const moqt_opts *o, wk_moqt_stream_reader *r, const stream
         if ((rc = wk_cli_read_some(buf, sizeof buf, &got)) != 0 || got == 0) break;
         wk_in in = {buf, got, 0};
         for (;;) {
-            wk_moqt_event ev = wk_moqt_stream_read(r, &in, &err);
-            if (ev == WK_MOQT_EV_ERROR) {
+            wk_result res = wk_moqt_stream_reader_read(r, &in, NULL, &err);
+            if (res == WK_ERROR) {
                 fflush(stdout); /* the output so far, then the error line */
                 rc = moqt_fail(&err);
                 break;
             }
-            if (ev == WK_MOQT_EV_NEED_INPUT) break;
-            if ((rc = h->on_event(h->ctx, r, ev)) != 0) break;
+            if (res == WK_NEED_INPUT) break;
+            if ((rc = h->on_event(h->ctx, r, r->event)) != 0) break;
         }
         if (rc) break;
     }
-    if (rc == 0 && wk_moqt_stream_reader_finish(r, &err) != WK_OK) {
+    if (rc == 0 && wk_moqt_stream_reader_finish(r, NULL, &err) != WK_DONE) {
         fflush(stdout);
         rc = moqt_fail(&err);
     }
@@ -304,12 +304,12 @@ static void j_properties(json_object *o, const uint8_t *pairs, size_t n)
 {
     json_object *map = json_object_new_object();
     wk_moqt_properties_iter it;
-    wk_moqt_properties_iter_init(&it, pairs, n, 0);
+    wk_moqt_properties_iter_init(&it, &(wk_in){pairs, n, 0}, 0);
     bool ok = true, got;
     wk_moqt_property prop;
     wk_error err;
     while (ok) {
-        if (wk_moqt_properties_next(&it, &prop, &got, &err) != WK_OK) {
+        if (wk_moqt_properties_iter_next(&it, &prop, &got, &err) != WK_OK) {
             ok = false;
             break;
         }
@@ -476,19 +476,19 @@ static json_object *fetch_object_json(const wk_moqt_fetch_object *f)
     return j;
 }
 
-static int decode_event(void *ctx, const wk_moqt_stream_reader *r, wk_moqt_event ev)
+static int decode_event(void *ctx, const wk_moqt_stream_reader *r, wk_moqt_stream_event ev)
 {
     decode_ctx *c = ctx;
     int rc;
     switch (ev) {
-    case WK_MOQT_EV_OBJECT:
+    case WK_MOQT_EVENT_OBJECT:
         rc = decode_record(c, r, subgroup_object_json(&r->object), true);
         return rc ? rc : decode_piece(c, &r->piece);
-    case WK_MOQT_EV_FETCH_OBJECT:
+    case WK_MOQT_EVENT_FETCH_OBJECT:
         rc = decode_record(c, r, fetch_object_json(&r->fetch_object),
                            !r->fetch_object.end_of_range);
         return rc ? rc : decode_piece(c, &r->piece);
-    case WK_MOQT_EV_PAYLOAD:
+    case WK_MOQT_EVENT_PAYLOAD:
         return decode_piece(c, &r->piece);
     default:
         return 0; /* headers and padding: written with the first object or at the end */
@@ -609,14 +609,14 @@ static void line_add(char *line, const char *fmt, ...)
 static void line_properties(char *line, const uint8_t *pairs, size_t n)
 {
     wk_moqt_properties_iter it;
-    wk_moqt_properties_iter_init(&it, pairs, n, 0);
+    wk_moqt_properties_iter_init(&it, &(wk_in){pairs, n, 0}, 0);
     wk_moqt_property prop;
     wk_error err;
     bool got, first = true;
     char tmp[512];
     tmp[0] = '\0';
     for (;;) {
-        if (wk_moqt_properties_next(&it, &prop, &got, &err) != WK_OK) {
+        if (wk_moqt_properties_iter_next(&it, &prop, &got, &err) != WK_OK) {
             line_add(line, " properties=%zu bytes (not parsed)", n);
             return;
         }
@@ -676,16 +676,16 @@ static void inspect_start(inspect_ctx *c, uint64_t length)
     c->want = length < PREVIEW ? (size_t)length : PREVIEW;
 }
 
-static int inspect_event(void *ctx, const wk_moqt_stream_reader *r, wk_moqt_event ev)
+static int inspect_event(void *ctx, const wk_moqt_stream_reader *r, wk_moqt_stream_event ev)
 {
     inspect_ctx *c = ctx;
     char *l = c->line;
-    if (ev == WK_MOQT_EV_OBJECT || ev == WK_MOQT_EV_FETCH_OBJECT) {
+    if (ev == WK_MOQT_EVENT_OBJECT || ev == WK_MOQT_EVENT_FETCH_OBJECT) {
         inspect_flush(c); /* not reached with a line pending: the previous payload has ended */
         l[0] = '\0';
     }
     switch (ev) {
-    case WK_MOQT_EV_SUBGROUP_HEADER: {
+    case WK_MOQT_EVENT_SUBGROUP_HEADER: {
         const wk_moqt_subgroup_header *h = &r->subgroup;
         printf("subgroup header type=0x%02" PRIx64 " track_alias=%" PRIu64 " group=%" PRIu64,
                h->type, h->track_alias, h->group_id);
@@ -704,14 +704,14 @@ static int inspect_event(void *ctx, const wk_moqt_stream_reader *r, wk_moqt_even
         printf("\n");
         return 0;
     }
-    case WK_MOQT_EV_FETCH_HEADER:
+    case WK_MOQT_EVENT_FETCH_HEADER:
         printf("fetch header request_id=%" PRIu64 "\n", r->fetch.request_id);
         return 0;
-    case WK_MOQT_EV_PADDING:
+    case WK_MOQT_EVENT_PADDING:
         printf("padding stream type=0x%" PRIx64 " (the rest of the stream is discarded)\n",
                r->stream_type);
         return 0;
-    case WK_MOQT_EV_OBJECT: {
+    case WK_MOQT_EVENT_OBJECT: {
         const wk_moqt_subgroup_object *ob = &r->object;
         line_add(l, "object id=%" PRIu64 " delta=%" PRIu64 " offset=%" PRIu64, ob->object_id,
                  ob->object_id_delta, ob->offset);
@@ -725,7 +725,7 @@ static int inspect_event(void *ctx, const wk_moqt_stream_reader *r, wk_moqt_even
         inspect_piece(c, &r->piece);
         return 0;
     }
-    case WK_MOQT_EV_FETCH_OBJECT: {
+    case WK_MOQT_EVENT_FETCH_OBJECT: {
         const wk_moqt_fetch_object *f = &r->fetch_object;
         if (f->end_of_range) {
             line_add(l, "end_of_range flags=0x%02" PRIx64 " (%s) group=%" PRIu64 " object=%" PRIu64
@@ -749,7 +749,7 @@ static int inspect_event(void *ctx, const wk_moqt_stream_reader *r, wk_moqt_even
         inspect_piece(c, &r->piece);
         return 0;
     }
-    case WK_MOQT_EV_PAYLOAD:
+    case WK_MOQT_EVENT_PAYLOAD:
         inspect_piece(c, &r->piece);
         return 0;
     default:
@@ -796,7 +796,7 @@ static int decode_datagram(const moqt_opts *o, bool inspect)
     wk_moqt_read_options ro = o->read;
     wk_moqt_datagram d;
     wk_error err;
-    if (wk_moqt_datagram_decode(src, n, &ro, &d, &err) != WK_OK) {
+    if (wk_moqt_datagram_decode(&d, &(wk_in){src, n, 0}, &ro, &err) != WK_DONE) {
         rc = moqt_fail(&err);
     } else if (!inspect) {
         json_object *root = datagram_document(&d);

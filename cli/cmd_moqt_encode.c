@@ -303,8 +303,9 @@ static int encode_subgroup_object(wk_moqt_subgroup_writer *w, json_object *jo, s
         o.payload_len = plen;
         wk_error err;
         wk_result r;
-        EMIT(b, wk_moqt_subgroup_writer_object_header_size(w, &o) + plen, r, &err,
-             wk_moqt_subgroup_writer_object(w, &o, &out_, &err));
+        uint64_t need = 0; /* a refused object has no size: the write says why */
+        (void)wk_moqt_subgroup_writer_size(w, &o, &need, NULL);
+        EMIT(b, (size_t)need, r, &err, wk_moqt_subgroup_writer_write(w, &o, &out_, &err));
         if (r == WK_ERROR) rc = moqt_fail(&err);
     }
     free(pairs);
@@ -368,7 +369,8 @@ static int encode_fetch_record(wk_moqt_fetch_writer *w, json_object *jo, size_t 
     wk_result r;
     if (flags_present && wk_moqt_fetch_flags_is_end_of_range(o.flags)) {
         EMIT(b, 64, r, &err,
-             wk_moqt_fetch_writer_end_of_range(w, o.flags, o.group_id, o.object_id, &out_, &err));
+             wk_moqt_fetch_writer_write_end_of_range(w, o.flags, o.group_id, o.object_id, &out_,
+                                                     &err));
         return r == WK_ERROR ? moqt_fail(&err) : 0;
     }
     uint8_t *pairs = NULL, *payload = NULL;
@@ -392,9 +394,10 @@ static int encode_fetch_record(wk_moqt_fetch_writer *w, json_object *jo, size_t 
         o.payload_len = plen;
         /* No serialization_flags: the smallest flags for the object (DATAGRAM when it has no
          * subgroup_id), as the writer chooses them. */
-        if (!flags_present) o.flags = wk_moqt_fetch_writer_flags_for(w, &o, !sub_present);
-        size_t hs = wk_moqt_fetch_writer_object_header_size(w, &o, &err);
-        EMIT(b, hs + plen + 64, r, &err, wk_moqt_fetch_writer_object(w, &o, &out_, &err));
+        if (!flags_present) o.flags = wk_moqt_fetch_writer_pick_flags(w, &o, !sub_present);
+        uint64_t need = 0; /* a refused record has no size: the write says why */
+        (void)wk_moqt_fetch_writer_size(w, &o, &need, NULL);
+        EMIT(b, (size_t)need + 64, r, &err, wk_moqt_fetch_writer_write(w, &o, &out_, &err));
         if (r == WK_ERROR) rc = moqt_fail(&err);
     }
     free(pairs);

@@ -4,23 +4,26 @@
  * Input: one header byte, then a stream (the end of the input is FIN) or one datagram.
  *   byte 0  bits 0-1 carrier (0 subgroup, 1 fetch, 2 datagram, 3 any stream), bit 2 group order
  *           Descending, bit 3 End of Range reading B (absolute), bit 4 subgroup objects written
- *           as framing (_object_header) plus the caller's copy of the payload instead of
- *           _object, bit 5 fetch: also re-encode with wk_moqt_fetch_writer_flags_for's flags
+ *           as framing (_write_framing) plus the caller's copy of the payload instead of
+ *           _write, bit 5 fetch: also re-encode with wk_moqt_fetch_writer_pick_flags's flags
  *
- * Whatever decodes cleanly (default strict options, one push, finish OK) is re-encoded with the
- * writers: wk_moqt_subgroup_writer_begin/_object(_header), wk_moqt_fetch_writer_begin/_object/
- * _end_of_range (the decoded Serialization Flags and resolved IDs, the same group order and End
- * of Range reading), wk_moqt_padding_encode, wk_moqt_datagram_encode_checked. Checked:
- *   - every writer call succeeds; with one byte less of room than the item needs (header,
- *     object framing plus payload) it answers WK_NEED_OUTPUT and writes nothing;
- *     _object_header_size + the payload is exactly what _object writes; both subgroup paths give
- *     the same bytes;
+ * Whatever decodes cleanly (default strict options, one push through the contract harness with
+ * the moqt adapter's checks, finish OK) is re-encoded with the writers:
+ * wk_moqt_subgroup_writer_begin/_write(_framing), wk_moqt_fetch_writer_begin/_write/
+ * _write_end_of_range (the decoded Serialization Flags and resolved IDs, the same group order and
+ * End of Range reading), wk_moqt_padding_encode, wk_moqt_datagram_encode_checked. Checked:
+ *   - every writer call, through wk_contract_encoder_check: it writes exactly what its _size
+ *     function says (wk_moqt_padding_size, wk_moqt_subgroup_header_size,
+ *     wk_moqt_subgroup_writer_size, wk_moqt_fetch_header_size, wk_moqt_fetch_writer_size,
+ *     wk_moqt_fetch_writer_end_of_range_size; the framing is that minus the payload), and in every
+ *     shorter view answers WK_NEED_OUTPUT with the view and the writer untouched; both subgroup
+ *     paths give the same bytes;
  *   - the encoding decodes cleanly to the same structure (header fields, every object's or
  *     record's resolved fields, wire deltas, flags, properties and payload bytes; offsets aside);
  *   - it is never longer than the input, and when it is as long, it is the input: canonical input
  *     re-encodes to itself (padding: when its bytes are zero);
  *   - re-encoding the decoded encoding gives the same bytes again (a fixed point);
- *   - fetch, bit 5: the records re-encoded with the flags wk_moqt_fetch_writer_flags_for picks
+ *   - fetch, bit 5: the records re-encoded with the flags wk_moqt_fetch_writer_pick_flags picks
  *     decode to the same resolved Group / Subgroup / Object IDs, priorities, properties and
  *     payloads (and End of Range markers). */
 #include <wirekit/moqt.h>
@@ -30,6 +33,7 @@
 #include <zlib.h>
 
 #include "fuzz_check.h"
+#include "wk_contract_moqt.h"
 
 static uint32_t crc(uint32_t h, const void *p, size_t n)
 {
@@ -54,40 +58,47 @@ typedef struct rt_stream {
     size_t nobj, cap;
 } rt_stream;
 
-/* Decodes w[0..n) in one push; true when finish is OK. */
+/* The adapter's event hook: keeps every object and record (payload borrowed from the input). */
+static bool keep_object(wk_contract *c, wk_contract_moqt *m)
+{
+    const wk_moqt_stream_reader *r = &m->r;
+    if (r->event != WK_MOQT_EVENT_OBJECT && r->event != WK_MOQT_EVENT_FETCH_OBJECT) return true;
+    rt_stream *s = m->user;
+    CHECK(s->nobj < s->cap);
+    rt_obj *ob = &s->obj[s->nobj++];
+    ob->sub = r->object;
+    ob->fetch = r->fetch_object;
+    ob->payload = c->push->src + c->push->pos - r->piece.len;
+    return true;
+}
+
+/* Decodes w[0..n) in one push (no copy: the objects' slices stay valid); true when the stream
+ * ended cleanly. */
 static bool collect(wk_moqt_carrier expect, const wk_moqt_read_options *o, const uint8_t *w,
                     size_t n, rt_stream *s)
 {
-    static wk_moqt_stream_reader r;
-    wk_moqt_stream_reader_init(&r, expect, o);
+    static wk_contract_moqt m;
+    wk_contract_moqt_setup(&m, expect, o);
+    m.on_event = keep_object;
+    m.user = s;
     s->nobj = 0;
-    wk_in in = {w, n, 0};
-    wk_error e;
-    for (;;) {
-        wk_moqt_event ev = wk_moqt_stream_read(&r, &in, &e);
-        if (ev == WK_MOQT_EV_ERROR) return false;
-        if (ev == WK_MOQT_EV_NEED_INPUT) break;
-        if (ev == WK_MOQT_EV_OBJECT || ev == WK_MOQT_EV_FETCH_OBJECT) {
-            CHECK(s->nobj < s->cap);
-            rt_obj *ob = &s->obj[s->nobj++];
-            ob->sub = r.object;
-            ob->fetch = r.fetch_object;
-            ob->payload = in.src + in.pos - r.piece.len;
-            uint64_t pl = ev == WK_MOQT_EV_OBJECT ? r.object.payload_length
-                                                  : r.fetch_object.payload_length;
-            /* one push: the payload lies in the input (checked once finish accepts) */
-            CHECK(ob->payload >= w && (uint64_t)(w + n - ob->payload) >= (r.piece.last ? pl : 0));
-        }
+    wk_contract_plan whole = {0, NULL, 0, 0, false, false};
+    wk_contract_outcome oc;
+    char why[320];
+    if (!wk_contract_drive(&wk_contract_moqt_ops, &m, NULL, w, n, &whole, &oc, why, sizeof why)) {
+        fprintf(stderr, "moqt reader: %s\n", why);
+        CHECK(0);
     }
-    if (wk_moqt_stream_reader_finish(&r, &e) != WK_OK) return false;
-    s->kind = r.kind;
-    s->stream_type = r.stream_type;
-    s->sub = r.subgroup;
-    s->request_id = r.fetch.request_id;
-    s->padding_bytes = r.padding_bytes;
+    if (oc.verdict != WK_DONE) return false;
+    const wk_moqt_stream_reader *r = &m.r;
+    s->kind = r->kind;
+    s->stream_type = r->stream_type;
+    s->sub = r->subgroup;
+    s->request_id = r->fetch.request_id;
+    s->padding_bytes = r->padding_bytes;
     s->padding_zero = true;
-    if (r.kind == WK_MOQT_KIND_PADDING)
-        for (size_t i = n - (size_t)r.padding_bytes; i < n; i++) s->padding_zero &= w[i] == 0;
+    if (r->kind == WK_MOQT_KIND_PADDING)
+        for (size_t i = n - (size_t)r->padding_bytes; i < n; i++) s->padding_zero &= w[i] == 0;
     for (size_t i = 0; i < s->nobj; i++) {
         uint64_t pl = s->kind == WK_MOQT_KIND_SUBGROUP ? s->obj[i].sub.payload_length
                                                        : s->obj[i].fetch.payload_length;
@@ -156,45 +167,48 @@ static uint32_t resolved(const rt_stream *s)
     return c;
 }
 
-/* Runs a writer call first with one byte less of room than `need` (NEED_OUTPUT, untouched), then
- * with room; returns the bytes written. */
-#define WRITE_TWICE(call_with_out, need)                                                          \
-    do {                                                                                          \
-        size_t need_ = (need);                                                                    \
-        CHECK(pos + need_ <= cap);                                                                \
-        if (need_ > 0) {                                                                          \
-            memset(buf + pos, 0xA5, need_);                                                       \
-            wk_out out = {buf + pos, need_ - 1, 0};                                               \
-            CHECK((call_with_out) == WK_NEED_OUTPUT && out.pos == 0);                             \
-            for (size_t k_ = 0; k_ < need_; k_++) CHECK(buf[pos + k_] == 0xA5);                   \
-        }                                                                                         \
-        wk_out out = {buf + pos, need_, 0};                                                       \
-        wk_result r_ = (call_with_out);                                                           \
-        if (r_ != WK_DONE) {                                                                      \
-            fprintf(stderr, "writer: %s: %s\n", wk_error_name(e.code), e.msg);                    \
-            CHECK(0);                                                                             \
-        }                                                                                         \
-        CHECK(out.pos == need_);                                                                  \
-        pos += out.pos;                                                                           \
-    } while (0)
+/* Checks the writer call (size bytes exactly, through wk_contract_encoder_check, the writer
+ * untouched by every attempt but the last) and appends what it wrote to buf at *pos. */
+static void emit(wk_contract_moqt_call *k, size_t size, uint8_t *buf, size_t *pos, size_t cap)
+{
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    char why[320];
+    if (!wk_contract_moqt_call_check(k, WK_OK, size, NULL, &bytes, &len, why, sizeof why)) {
+        fprintf(stderr, "writer call %d: %s\n", (int)k->op, why);
+        CHECK(0);
+    }
+    CHECK(*pos + len <= cap);
+    if (len) memcpy(buf + *pos, bytes, len);
+    *pos += len;
+    free(bytes);
+}
+
+static void size_ok(wk_code c, const wk_error *e)
+{
+    if (c != WK_OK) {
+        fprintf(stderr, "size: %s: %s\n", wk_error_name(e->code), e->msg);
+        CHECK(0);
+    }
+}
 
 /* Encodes *s into buf (capacity cap); returns the length. */
 static size_t encode(const rt_stream *s, wk_moqt_group_order order, wk_moqt_end_of_range eor,
-                     bool split_payload, bool flags_for, uint8_t *buf, size_t cap)
+                     bool split_payload, bool pick_flags, uint8_t *buf, size_t cap)
 {
     size_t pos = 0;
     wk_error e;
     if (s->kind == WK_MOQT_KIND_PADDING) {
-        WRITE_TWICE(wk_moqt_padding_encode(false, s->padding_bytes, &out, &e),
-                    wk_moqt_int_len(WK_MOQT_STREAM_TYPE_PADDING) + (size_t)s->padding_bytes);
+        wk_contract_moqt_call k = {.op = WK_CONTRACT_MOQT_PADDING, .a = s->padding_bytes};
+        emit(&k, (size_t)wk_moqt_padding_size(false, s->padding_bytes), buf, &pos, cap);
         return pos;
     }
     if (s->kind == WK_MOQT_KIND_SUBGROUP) {
         wk_moqt_subgroup_writer w;
         memset(&w, 0, sizeof w);
         wk_moqt_subgroup_header h = s->sub;
-        WRITE_TWICE(wk_moqt_subgroup_writer_begin(&w, &h, &out, &e),
-                    wk_moqt_subgroup_header_size(&h));
+        wk_contract_moqt_call k = {.op = WK_CONTRACT_MOQT_SUBGROUP_BEGIN, .sw = &w, .sh = &h};
+        emit(&k, wk_moqt_subgroup_header_size(&h), buf, &pos, cap);
         for (size_t i = 0; i < s->nobj; i++) {
             const wk_moqt_subgroup_object *so = &s->obj[i].sub;
             wk_moqt_object_out o;
@@ -205,15 +219,18 @@ static size_t encode(const rt_stream *s, wk_moqt_group_order order, wk_moqt_end_
             o.status = so->status;
             o.payload = s->obj[i].payload;
             o.payload_len = so->payload_length;
-            size_t fh = wk_moqt_subgroup_writer_object_header_size(&w, &o);
+            uint64_t total = 0;
+            size_ok(wk_moqt_subgroup_writer_size(&w, &o, &total, &e), &e);
+            k.op = split_payload ? WK_CONTRACT_MOQT_SUBGROUP_FRAMING
+                                 : WK_CONTRACT_MOQT_SUBGROUP_WRITE;
+            k.obj = &o;
             if (split_payload) {
-                WRITE_TWICE(wk_moqt_subgroup_writer_object_header(&w, &o, &out, &e), fh);
+                emit(&k, (size_t)(total - o.payload_len), buf, &pos, cap);
                 CHECK(pos + o.payload_len <= cap);
                 if (o.payload_len) memcpy(buf + pos, o.payload, (size_t)o.payload_len);
                 pos += (size_t)o.payload_len;
             } else {
-                WRITE_TWICE(wk_moqt_subgroup_writer_object(&w, &o, &out, &e),
-                            fh + (size_t)o.payload_len);
+                emit(&k, (size_t)total, buf, &pos, cap);
             }
         }
         return pos;
@@ -222,21 +239,21 @@ static size_t encode(const rt_stream *s, wk_moqt_group_order order, wk_moqt_end_
     wk_moqt_fetch_writer w;
     memset(&w, 0, sizeof w);
     wk_moqt_fetch_header fh = {s->request_id};
-    WRITE_TWICE(wk_moqt_fetch_writer_begin(&w, s->request_id, order, eor, &out, &e),
-                wk_moqt_fetch_header_size(&fh));
+    wk_contract_moqt_call k = {.op = WK_CONTRACT_MOQT_FETCH_BEGIN, .fw = &w, .a = s->request_id,
+                               .order = order, .eor = eor};
+    emit(&k, wk_moqt_fetch_header_size(&fh), buf, &pos, cap);
     for (size_t i = 0; i < s->nobj; i++) {
         const wk_moqt_fetch_object *so = &s->obj[i].fetch;
         if (so->end_of_range) {
-            /* no size function for markers: room first, then the NEED_OUTPUT probe */
-            size_t room = cap - pos;
-            wk_out out = {buf + pos, room, 0};
-            wk_result rr =
-                wk_moqt_fetch_writer_end_of_range(&w, so->flags, so->group_id, so->object_id, &out, &e);
-            if (rr != WK_DONE) {
-                fprintf(stderr, "end_of_range: %s: %s\n", wk_error_name(e.code), e.msg);
-                CHECK(0);
-            }
-            pos += out.pos;
+            size_t sz = 0;
+            wk_code c = wk_moqt_fetch_writer_end_of_range_size(&w, so->flags, so->group_id,
+                                                               so->object_id, &sz, &e);
+            k.op = WK_CONTRACT_MOQT_FETCH_END_OF_RANGE;
+            k.a = so->flags;
+            k.b = so->group_id;
+            k.c = so->object_id;
+            size_ok(c, &e);
+            emit(&k, sz, buf, &pos, cap);
             continue;
         }
         wk_moqt_fetch_object_out o;
@@ -250,13 +267,12 @@ static size_t encode(const rt_stream *s, wk_moqt_group_order order, wk_moqt_end_
         o.properties_len = so->properties_len;
         o.payload = s->obj[i].payload;
         o.payload_len = so->payload_length;
-        if (flags_for) o.flags = wk_moqt_fetch_writer_flags_for(&w, &o, !so->has_subgroup_id);
-        size_t hs = wk_moqt_fetch_writer_object_header_size(&w, &o, &e);
-        if (hs == 0) {
-            fprintf(stderr, "fetch object_header_size: %s: %s\n", wk_error_name(e.code), e.msg);
-            CHECK(0);
-        }
-        WRITE_TWICE(wk_moqt_fetch_writer_object(&w, &o, &out, &e), hs + (size_t)o.payload_len);
+        if (pick_flags) o.flags = wk_moqt_fetch_writer_pick_flags(&w, &o, !so->has_subgroup_id);
+        uint64_t total = 0;
+        size_ok(wk_moqt_fetch_writer_size(&w, &o, &total, &e), &e);
+        k.op = WK_CONTRACT_MOQT_FETCH_WRITE;
+        k.fobj = &o;
+        emit(&k, (size_t)total, buf, &pos, cap);
     }
     return pos;
 }
@@ -265,7 +281,7 @@ static void datagram_roundtrip(const wk_moqt_read_options *o, const uint8_t *p, 
 {
     wk_moqt_datagram d, d2, d3;
     wk_error e;
-    if (wk_moqt_datagram_decode(p, n, o, &d, &e) != WK_OK) return;
+    if (wk_moqt_datagram_decode(&d, &(wk_in){p, n, 0}, o, &e) != WK_DONE) return;
     size_t sz = wk_moqt_datagram_size(&d);
     CHECK(sz <= n);
     uint8_t *b1 = malloc(sz + 1), *b2 = malloc(sz + 1);
@@ -278,7 +294,7 @@ static void datagram_roundtrip(const wk_moqt_read_options *o, const uint8_t *p, 
     else CHECK(wk_moqt_datagram_encode_checked(&d, &out, &e) == WK_DONE);
     CHECK(out.pos == sz);
     if (sz == n) CHECK(memcmp(b1, p, n) == 0);
-    CHECK(wk_moqt_datagram_decode(b1, sz, o, &d2, &e) == WK_OK);
+    CHECK(wk_moqt_datagram_decode(&d2, &(wk_in){b1, sz, 0}, o, &e) == WK_DONE);
     CHECK(d2.type == d.type && d2.padding == d.padding && d2.payload_len == d.payload_len);
     if (!d.padding) {
         CHECK(d2.track_alias == d.track_alias && d2.group_id == d.group_id &&
@@ -291,7 +307,7 @@ static void datagram_roundtrip(const wk_moqt_read_options *o, const uint8_t *p, 
     wk_out out2 = {b2, sz, 0};
     CHECK(wk_moqt_datagram_encode(&d2, &out2, &e) == WK_DONE && out2.pos == sz);
     CHECK(memcmp(b1, b2, sz) == 0);
-    CHECK(wk_moqt_datagram_decode(b2, sz, o, &d3, &e) == WK_OK);
+    CHECK(wk_moqt_datagram_decode(&d3, &(wk_in){b2, sz, 0}, o, &e) == WK_DONE);
     (void)nonzero_pad;
     free(b1);
     free(b2);
@@ -305,7 +321,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&o, 0, sizeof o);
     o.group_order = (data[0] & 4) ? WK_MOQT_GROUP_ORDER_DESCENDING : WK_MOQT_GROUP_ORDER_ASCENDING;
     o.end_of_range = (data[0] & 8) ? WK_MOQT_END_OF_RANGE_ABSOLUTE : WK_MOQT_END_OF_RANGE_DELTA;
-    bool split_payload = data[0] & 0x10, also_flags_for = data[0] & 0x20;
+    bool split_payload = data[0] & 0x10, also_pick_flags = data[0] & 0x20;
     const uint8_t *w = data + 1;
     size_t n = size - 1;
     if (carrier == 2) {
@@ -339,7 +355,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(structure(&a) == structure(&b));
     size_t l2 = encode(&b, o.group_order, o.end_of_range, !split_payload, false, e2, cap);
     CHECK(l2 == l1 && memcmp(e1, e2, l1) == 0);
-    if (also_flags_for && a.kind == WK_MOQT_KIND_FETCH) {
+    if (also_pick_flags && a.kind == WK_MOQT_KIND_FETCH) {
         size_t cap3 = 2 * n + 64;
         uint8_t *e3 = malloc(cap3);
         CHECK(e3 != NULL);

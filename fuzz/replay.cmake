@@ -6,9 +6,10 @@
 # WK_FUZZ_ALLOC_TARGETS count allocations through -Wl,--wrap here (fuzz/alloc_hook.h).
 include(${CMAKE_CURRENT_LIST_DIR}/targets.cmake)
 find_package(Threads REQUIRED)
+include(${CMAKE_SOURCE_DIR}/tests/contract/contract.cmake)
 foreach(t ${WK_FUZZ_TARGETS})
   add_executable(replay_${t} ${CMAKE_CURRENT_LIST_DIR}/${t}.c ${CMAKE_CURRENT_LIST_DIR}/replay.c)
-  target_link_libraries(replay_${t} PRIVATE wirekit_static)
+  target_link_libraries(replay_${t} PRIVATE wirekit_static wk_contract)
   target_include_directories(replay_${t} PRIVATE ${CMAKE_SOURCE_DIR}/tests) # wk_alloc_probe.h
   if(t IN_LIST WK_FUZZ_ALLOC_TARGETS) # allocation checks through --wrap (fuzz/alloc_hook.h)
     target_compile_definitions(replay_${t} PRIVATE WK_FUZZ_ALLOC_WRAP=1)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <stdint.h>
 
 static int wk_t_pass, wk_t_fail;
 
@@ -22,6 +23,16 @@ static inline int wk_test_summary(const char *name)
 {
     printf("%s: %d passed, %d failed\n", name, wk_t_pass, wk_t_fail);
     return wk_t_fail == 0 && wk_t_pass > 0 ? 0 : 1;
+}
+
+/* A deterministic pseudo-random sequence for tests (xorshift64; *state must start nonzero). */
+static inline uint64_t wk_test_xorshift(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *state = x;
 }
 
 /* Reads a whole file into a malloc'd buffer (caller frees); NULL on failure. */

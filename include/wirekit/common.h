@@ -343,8 +343,9 @@ wk_code wk_b64a_decode(const char *text, size_t len, uint8_t *dst, size_t dst_ca
                        wk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
- * Cursor: a {p, end} reader with checked reads. Every read checks the length first; on a short
- * read nothing is consumed and the read returns false.
+ * Cursor: a {p, end} reader with checked reads, the one every decoder parses through. Every read
+ * checks the length first; on a short read nothing is consumed and the read returns false (the
+ * LEB128 read returns a wk_cursor_status that tells truncation from malformed input).
  * ------------------------------------------------------------------------------------------- */
 typedef struct wk_cursor {
     const uint8_t *start;
@@ -474,6 +475,92 @@ static inline bool wk_cursor_moqt_int_n(wk_cursor *c, uint64_t *v, unsigned *len
 static inline bool wk_cursor_moqt_int(wk_cursor *c, uint64_t *v)
 {
     return wk_cursor_moqt_int_n(c, v, NULL);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * LEB128, unsigned (the Snappy preamble, the ssz_snappy length prefix, Colloq's binary frames): 7
+ * value bits per byte, least significant group first, the high bit set on every byte but the last.
+ * Ten bytes hold 64 bits; the 10th byte may carry only bit 63 (value bits 0 or 1). Whether a
+ * non-minimal form (a redundant trailing zero group: 80 00 for 0, ff 00 for 127) is accepted is
+ * the caller's explicit per-protocol choice (wk_varint_form).
+ * ------------------------------------------------------------------------------------------- */
+#define WK_LEB128_MAX_LEN 10
+
+/* Whether a varint read accepts every form that holds the value, or only the minimal one. */
+typedef enum wk_varint_form {
+    WK_VARINT_ANY_FORM = 0,
+    WK_VARINT_MINIMAL = 1
+} wk_varint_form;
+
+/* What a cursor varint read found. */
+typedef enum wk_cursor_status {
+    WK_CURSOR_OK = 0,
+    WK_CURSOR_TRUNCATED, /* the input ends inside the integer (or no byte is left) */
+    WK_CURSOR_OVERFLOW,  /* the value needs more than 64 bits: the 10th byte's value bits are above
+                          * 1 (judged before its continuation bit) */
+    WK_CURSOR_TOO_LONG,  /* byte number max_len still has its continuation bit set (judged as soon
+                          * as that byte is seen, whatever follows) */
+    WK_CURSOR_NONMINIMAL /* WK_VARINT_MINIMAL, and the last byte is a redundant 00 group */
+} wk_cursor_status;
+
+/* Minimal LEB128 length (1..10) of v. */
+static inline unsigned wk_leb128_len(uint64_t v)
+{
+    unsigned n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+/* Writes the minimal LEB128 encoding of v to dst, which must hold wk_leb128_len(v) bytes (at most
+ * WK_LEB128_MAX_LEN). Returns the number of bytes written. */
+static inline unsigned wk_leb128_put(uint8_t *dst, uint64_t v)
+{
+    unsigned n = 0;
+    while (v >= 0x80) {
+        dst[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    dst[n++] = (uint8_t)v;
+    return n;
+}
+/* Reads one unsigned LEB128 integer of at most max_len bytes (1..10; 0 or more than 10 mean 10).
+ * WK_CURSOR_OK: *v is the value, the cursor moved past it, *len (may be NULL) = its length. Any
+ * other status: nothing is consumed and *len = the bytes examined: for WK_CURSOR_TRUNCATED all that
+ * are left (0 for none), otherwise up to and including the byte at fault, whose offset is therefore
+ * wk_cursor_offset(c) + *len - 1. Checked in this order on each byte: overflow (10th byte), too
+ * long (byte max_len), non-minimal (the last byte). Never reads past c->end. */
+static inline wk_cursor_status wk_cursor_leb128(wk_cursor *c, unsigned max_len, wk_varint_form form,
+                                                uint64_t *v, size_t *len)
+{
+    size_t left = (size_t)(c->end - c->p), i;
+    uint64_t x = 0;
+    wk_cursor_status st = WK_CURSOR_TRUNCATED;
+    if (max_len == 0 || max_len > WK_LEB128_MAX_LEN) max_len = WK_LEB128_MAX_LEN;
+    for (i = 0; i < left; i++) {
+        uint8_t b = c->p[i];
+        if (i == WK_LEB128_MAX_LEN - 1 && (b & 0x7F) > 1) {
+            st = WK_CURSOR_OVERFLOW;
+            break;
+        }
+        x |= (uint64_t)(b & 0x7F) << (7 * i);
+        if (b & 0x80) {
+            if (i + 1 >= max_len) {
+                st = WK_CURSOR_TOO_LONG;
+                break;
+            }
+            continue;
+        }
+        st = (form == WK_VARINT_MINIMAL && i > 0 && b == 0) ? WK_CURSOR_NONMINIMAL : WK_CURSOR_OK;
+        break;
+    }
+    if (len) *len = st == WK_CURSOR_TRUNCATED ? left : i + 1;
+    if (st == WK_CURSOR_OK) {
+        *v = x;
+        c->p += i + 1;
+    }
+    return st;
 }
 
 /* Strict UTF-8 check (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF).

@@ -9,13 +9,20 @@
  *   - FETCH_HEADER and fetch object records with End of Range markers (spec 5)
  *   - the Properties block (spec 6), padding streams and datagrams (spec 7), Object Status (spec 8)
  *
- * Shape. One sans-I/O reader, wk_moqt_stream_reader, reads a unidirectional data stream (subgroup,
- * fetch or padding) pushed in pieces of any size and returns one event at a time: the header,
- * each object's framing (IDs resolved, properties as a borrowed slice) together with the payload
- * bytes of that push, then further payload pieces as slices of the caller's input, so a large
- * payload is never buffered. The reader is a plain struct the caller owns; it never allocates.
- * Datagrams are decoded whole (wk_moqt_datagram_decode). Writers encode into caller buffers and
- * never write half an item (WK_NEED_OUTPUT leaves the buffer untouched).
+ * Shape (the contract of docs/architecture.md). One sans-I/O reader, wk_moqt_stream_reader, reads a
+ * unidirectional data stream (subgroup, fetch or padding) pushed in pieces of any size:
+ * wk_moqt_stream_reader_read(r, in, NULL, err) returns WK_EVENT for one event at a time, its
+ * details read from the reader (r->event says which: the header, each object's framing with IDs
+ * resolved and properties as a borrowed slice together with the payload bytes of that push, then
+ * further payload pieces as slices of the caller's input, so a large payload is never buffered),
+ * or WK_NEED_INPUT with the push consumed, or WK_ERROR; wk_moqt_stream_reader_finish(r, rest,
+ * err) declares FIN. The reader is a plain struct the caller owns (_init); it never allocates.
+ * Datagrams and headers are decoded whole from a wk_in (wk_moqt_datagram_decode,
+ * wk_moqt_subgroup_header_decode, wk_moqt_fetch_header_decode). Encoders write into a wk_out and
+ * never write half an item: each has a _size, and WK_NEED_OUTPUT leaves the view untouched; an
+ * input they refuse is WK_ERROR with a code whatever the room. Calls that consume a wk_in or fill
+ * a wk_out return wk_result; checks of values or bytes (type checks, classify, peek, validate,
+ * sizes, the properties iterator) return wk_code.
  *
  * Errors: every condition of spec 9 has its own WK_ERR_MOQT_* code (common.h, range 500-699) and
  * the byte offset of the field at fault (for a stream: counted from the first byte ever pushed;
@@ -207,11 +214,12 @@ wk_code wk_moqt_stream_type_classify(uint64_t type, uint64_t offset, wk_moqt_str
  * by wk_moqt_datagram_type_check (its errors). */
 wk_code wk_moqt_datagram_type_classify(uint64_t type, uint64_t offset, wk_moqt_stream_kind *kind,
                                        wk_error *err);
-/* Reads the leading type of a stream (datagram = false) or datagram (true) at p[0..n) and
- * classifies it: *type, *type_len (either may be NULL). MOQT_ERR_TRUNCATED (offset n) when n
- * ends inside the integer. */
-wk_code wk_moqt_dispatch(const uint8_t *p, size_t n, bool datagram, wk_moqt_stream_kind *kind,
-                         uint64_t *type, size_t *type_len, wk_error *err);
+/* Reads the leading type of a stream (datagram = false) or datagram (true) at the unread bytes of
+ * *in without consuming them, and classifies it: *kind, *type, *type_len (each may be NULL).
+ * MOQT_ERR_TRUNCATED (offset = the bytes available) when they end inside the integer; offsets
+ * count from in->src + in->pos. */
+wk_code wk_moqt_type_peek(const wk_in *in, bool datagram, wk_moqt_stream_kind *kind,
+                          uint64_t *type, size_t *type_len, wk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
  * Properties block (spec 6). A block on the wire is Properties Length + pairs; the slices this
@@ -233,21 +241,24 @@ typedef struct wk_moqt_properties_iter {
     uint64_t base_offset; /* offset of the pairs' first byte, for errors */
 } wk_moqt_properties_iter;
 
-/* Starts walking pairs[0..n); base_offset is added to error offsets. */
-void wk_moqt_properties_iter_init(wk_moqt_properties_iter *it, const uint8_t *pairs, size_t n,
+/* Starts walking the unread bytes of *pairs (the view is copied; its bytes must outlive the
+ * walk); base_offset is added to error offsets. */
+void wk_moqt_properties_iter_init(wk_moqt_properties_iter *it, const wk_in *pairs,
                                   uint64_t base_offset);
 /* Reads the next pair into *prop (bytes borrowed from the block) and sets *got = true; at the
  * block's end sets *got = false and returns WK_OK. Errors (offset = the pair's first byte):
  * MOQT_ERR_PROPERTY_OVERRUN (a pair crosses the end), MOQT_ERR_PROPERTY_LENGTH (odd length
  * above 65535), MOQT_ERR_PROPERTY_TYPE_OVERFLOW. */
-wk_code wk_moqt_properties_next(wk_moqt_properties_iter *it, wk_moqt_property *prop, bool *got,
+wk_code wk_moqt_properties_iter_next(wk_moqt_properties_iter *it, wk_moqt_property *prop,
+                                     bool *got, wk_error *err);
+/* Strict check of a whole block: the unread bytes of *pairs (not consumed) with the errors above.
+ * *count (may be NULL) = pairs. */
+wk_code wk_moqt_properties_validate(const wk_in *pairs, uint64_t base_offset, size_t *count,
+                                    wk_error *err);
+/* *size = the encoded size of the pairs of props[0..n) (0 for none); WK_ERR_ARG (and *size
+ * untouched) when they are not encodable: types decreasing, an odd length above 65535. */
+wk_code wk_moqt_properties_size(const wk_moqt_property *props, size_t n, size_t *size,
                                 wk_error *err);
-/* Strict check of a whole block's pairs (the errors above). *count (may be NULL) = pairs. */
-wk_code wk_moqt_properties_validate(const uint8_t *pairs, size_t n, uint64_t base_offset,
-                                    size_t *count, wk_error *err);
-/* Encoded size of the pairs of props[0..n) (types must be non-decreasing; odd lengths <= 65535),
- * or 0 with *err set (WK_ERR_ARG) when they are not encodable. An empty list is 0 with WK_OK. */
-size_t wk_moqt_properties_size(const wk_moqt_property *props, size_t n, wk_error *err);
 /* Writes the pairs of props[0..n) with delta-coded types (minimal integers) to out. WK_DONE,
  * WK_NEED_OUTPUT (out untouched) or WK_ERROR (WK_ERR_ARG: decreasing types, odd length above
  * 65535). The caller passes the written bytes as an object's properties slice. */
@@ -271,6 +282,10 @@ typedef enum wk_moqt_end_of_range {
 #define WK_MOQT_PROPERTIES_INLINE 1024  /* reader's built-in properties scratch */
 
 typedef struct wk_moqt_read_options {
+    /* The allocator of the params struct (docs/architecture.md). The moqt module never allocates
+     * (the reader is the caller's struct and so is any properties scratch), so nothing is drawn
+     * from it; it is here so every params struct has one. NULL = malloc/free. */
+    const wk_allocator *allocator;
     wk_moqt_group_order group_order;   /* fetch: how a Group ID Delta applies */
     wk_moqt_end_of_range end_of_range; /* fetch: End of Range record reading */
     bool strict_padding;               /* refuse non-zero padding bytes */
@@ -300,11 +315,12 @@ typedef struct wk_moqt_subgroup_header {
     uint8_t publisher_priority;  /* valid when has_priority */
 } wk_moqt_subgroup_header;
 
-/* Parses a whole SUBGROUP_HEADER at p[0..n) (Type Flags checked, any integer width); *used = its
- * length. MOQT_ERR_TRUNCATED (offset n), the Type Flags errors (offset 0), or
- * MOQT_ERR_WRONG_STREAM_TYPE for 0x05 / 0x2F00 / padding. In mode 1 subgroup_id_known is false. */
-wk_code wk_moqt_subgroup_header_decode(const uint8_t *p, size_t n, wk_moqt_subgroup_header *h,
-                                       size_t *used, wk_error *err);
+/* Decodes a whole SUBGROUP_HEADER from the unread bytes of *in (Type Flags checked, any integer
+ * width) into *h. WK_DONE: in->pos moved past the header. WK_ERROR (in untouched; offsets count
+ * from the header's first byte): MOQT_ERR_TRUNCATED (offset = the bytes available), the Type
+ * Flags errors (offset 0), or MOQT_ERR_WRONG_STREAM_TYPE for 0x05 / 0x2F00 / padding. In mode 1
+ * subgroup_id_known is false. */
+wk_result wk_moqt_subgroup_header_decode(wk_moqt_subgroup_header *h, wk_in *in, wk_error *err);
 /* Encoded size of *h (minimal integers; fields as h->type says). */
 size_t wk_moqt_subgroup_header_size(const wk_moqt_subgroup_header *h);
 /* Writes *h as h->type says, without judging the type (for producing test input). WK_DONE or
@@ -336,11 +352,13 @@ typedef struct wk_moqt_fetch_header {
     uint64_t request_id;
 } wk_moqt_fetch_header;
 
-/* Parses a whole FETCH_HEADER at p[0..n); *used = its length. MOQT_ERR_TRUNCATED (offset n),
+/* Decodes a whole FETCH_HEADER from the unread bytes of *in into *h. WK_DONE: in->pos moved past
+ * it. WK_ERROR (in untouched): MOQT_ERR_TRUNCATED (offset = the bytes available),
  * MOQT_ERR_WRONG_STREAM_TYPE (offset 0) when the type is not 0x05. */
-wk_code wk_moqt_fetch_header_decode(const uint8_t *p, size_t n, wk_moqt_fetch_header *h,
-                                    size_t *used, wk_error *err);
+wk_result wk_moqt_fetch_header_decode(wk_moqt_fetch_header *h, wk_in *in, wk_error *err);
+/* Encoded size of *h (minimal integers). */
 size_t wk_moqt_fetch_header_size(const wk_moqt_fetch_header *h);
+/* Writes *h. WK_DONE or WK_NEED_OUTPUT (out untouched). */
 wk_result wk_moqt_fetch_header_encode(const wk_moqt_fetch_header *h, wk_out *out, wk_error *err);
 
 /* True for 0x8C, 0x10C, 0x20C. */
@@ -378,19 +396,19 @@ typedef enum wk_moqt_carrier {
     WK_MOQT_CARRIER_FETCH        /* a fetch stream (or padding) is expected */
 } wk_moqt_carrier;
 
-/* What wk_moqt_stream_read reports. */
-typedef enum wk_moqt_event {
-    WK_MOQT_EV_ERROR = -1,        /* see the wk_error; sticky until re-init */
-    WK_MOQT_EV_NEED_INPUT = 1,    /* all input consumed: push more, or finish at FIN */
-    WK_MOQT_EV_SUBGROUP_HEADER,   /* r->subgroup is complete (subgroup_id may be unknown, mode 1) */
-    WK_MOQT_EV_FETCH_HEADER,      /* r->fetch is complete */
-    WK_MOQT_EV_PADDING,           /* the padding stream type was read; the rest is discarded */
-    WK_MOQT_EV_OBJECT,            /* r->object (subgroup) complete; r->piece = its first payload
-                                     bytes from this push (maybe all, maybe none) */
-    WK_MOQT_EV_FETCH_OBJECT,      /* r->fetch_object complete (also End of Range markers);
-                                     r->piece as for WK_MOQT_EV_OBJECT */
-    WK_MOQT_EV_PAYLOAD            /* r->piece = further payload bytes of the current object */
-} wk_moqt_event;
+/* Which event the reader reported: r->event after wk_moqt_stream_reader_read returned WK_EVENT
+ * (WK_MOQT_EVENT_NONE after any other result). The details are in the reader's fields named. */
+typedef enum wk_moqt_stream_event {
+    WK_MOQT_EVENT_NONE = 0,
+    WK_MOQT_EVENT_SUBGROUP_HEADER, /* r->subgroup is complete (subgroup_id may be unknown, mode 1) */
+    WK_MOQT_EVENT_FETCH_HEADER,    /* r->fetch is complete */
+    WK_MOQT_EVENT_PADDING,         /* the padding stream type was read; the rest is discarded */
+    WK_MOQT_EVENT_OBJECT,          /* r->object (subgroup) complete; r->piece = its first payload
+                                      bytes from this push (maybe all, maybe none) */
+    WK_MOQT_EVENT_FETCH_OBJECT,    /* r->fetch_object complete (also End of Range markers);
+                                      r->piece as for WK_MOQT_EVENT_OBJECT */
+    WK_MOQT_EVENT_PAYLOAD          /* r->piece = further payload bytes of the current object */
+} wk_moqt_stream_event;
 
 /* A piece of the current object's payload: data[0..len) are bytes offset..offset+len of it,
  * borrowed from the caller's input (valid while that buffer is). `last` = this piece ends the
@@ -407,6 +425,7 @@ typedef struct wk_moqt_reader_state_ {
     wk_moqt_carrier expect;
     wk_moqt_read_options opt;
     int state;
+    int record_state;             /* the state that starts the next object / record */
     bool failed;
     wk_error error;               /* the sticky error */
     uint64_t consumed;            /* bytes consumed from all pushes */
@@ -437,10 +456,11 @@ typedef struct wk_moqt_reader_state_ {
 
 typedef struct wk_moqt_stream_reader {
     /* Read-only results, valid after the event that names them. */
+    wk_moqt_stream_event event;          /* the event of the last WK_EVENT */
     wk_moqt_stream_kind kind;            /* NONE until the stream type is read */
     uint64_t stream_type;                /* the leading type value */
-    wk_moqt_subgroup_header subgroup;    /* after WK_MOQT_EV_SUBGROUP_HEADER */
-    wk_moqt_fetch_header fetch;          /* after WK_MOQT_EV_FETCH_HEADER */
+    wk_moqt_subgroup_header subgroup;    /* after WK_MOQT_EVENT_SUBGROUP_HEADER */
+    wk_moqt_fetch_header fetch;          /* after WK_MOQT_EVENT_FETCH_HEADER */
     wk_moqt_subgroup_object object;      /* the current subgroup object */
     wk_moqt_fetch_object fetch_object;   /* the current fetch record */
     wk_moqt_payload_piece piece;         /* the payload piece of the last OBJECT/PAYLOAD event */
@@ -449,22 +469,35 @@ typedef struct wk_moqt_stream_reader {
     wk_moqt_reader_state_ s;
 } wk_moqt_stream_reader;
 
-/* Initializes (or resets) *r for one stream. `options` (NULL = defaults) is copied; a
- * properties_buf it names stays the caller's. Never allocates. */
+/* Initializes (or resets) the caller-owned *r for one stream. `options` (NULL = defaults) is
+ * copied; a properties_buf it names stays the caller's. Never allocates. */
 void wk_moqt_stream_reader_init(wk_moqt_stream_reader *r, wk_moqt_carrier expect,
                                 const wk_moqt_read_options *options);
-/* Consumes in->src[in->pos..in->size) up to the next event and returns it; each event is
- * reported once, and in->pos stops right after the bytes it covers. The properties slice of an
- * OBJECT / FETCH_OBJECT event points into the caller's input when the block arrived in one push,
- * else into the scratch; either way it is valid until the next call. Payload pieces always point
- * into the caller's input. Zero allocations. Errors: every WK_ERR_MOQT_* of spec 9 with the
- * offset of the field at fault, counted from the stream's first byte; sticky. Truncation is not
- * an error here (NEED_INPUT): it is reported by wk_moqt_stream_reader_finish. */
-wk_moqt_event wk_moqt_stream_read(wk_moqt_stream_reader *r, wk_in *in, wk_error *err);
-/* Declares FIN. WK_OK when the stream may end here: between objects after a complete header (also
- * with no objects, decision 8), after a fetch header, anywhere in a padding stream. Otherwise
- * MOQT_ERR_TRUNCATED with offset = bytes consumed (this stays sticky), or the sticky error. */
-wk_code wk_moqt_stream_reader_finish(wk_moqt_stream_reader *r, wk_error *err);
+/* The step. Consumes in->src[in->pos..in->size) up to the next event. `out` must be NULL: the
+ * reader produces no bytes (payloads are borrowed slices); a non-NULL out is WK_ERR_ARG and
+ * changes nothing. Returns:
+ *   WK_EVENT       an event is ready: r->event says which, its details are in the reader until
+ *                  the next call; in->pos stops right after the bytes it covers (every event
+ *                  covers at least one byte of this push). The properties slice of an OBJECT /
+ *                  FETCH_OBJECT event points into the caller's input when the block arrived in one
+ *                  push, else into the scratch; payload pieces always point into the caller's
+ *                  input. Each event is reported once.
+ *   WK_NEED_INPUT  the push is consumed: push more, or call _finish at FIN.
+ *   WK_ERROR       *err: a WK_ERR_MOQT_* of spec 9 with the offset of the field at fault, counted
+ *                  from the stream's first byte. Sticky: every later call (and _finish) reports it
+ *                  again unchanged, until _init. Truncation is not an error here: _finish reports
+ *                  it.
+ * Zero allocations. */
+wk_result wk_moqt_stream_reader_read(wk_moqt_stream_reader *r, wk_in *in, wk_out *out,
+                                     wk_error *err);
+/* Declares FIN, with the bytes the caller holds unread (`rest`, NULL or empty for none; not
+ * consumed). WK_DONE when the stream may end here: between objects after a complete header (also
+ * with no objects, decision 8), after a fetch header, anywhere in a padding stream; repeatable.
+ * Otherwise WK_ERROR, sticky: MOQT_ERR_TRUNCATED with offset = bytes consumed, WK_ERR_STATE when
+ * rest holds bytes (read until WK_NEED_INPUT first: they belong to the stream), or the sticky
+ * error of an earlier call. */
+wk_result wk_moqt_stream_reader_finish(wk_moqt_stream_reader *r, const wk_in *rest,
+                                       wk_error *err);
 /* True when the stream is at a point where FIN is clean (what finish would accept). */
 bool wk_moqt_stream_reader_at_boundary(const wk_moqt_stream_reader *r);
 /* Bytes consumed so far. */
@@ -478,14 +511,15 @@ static inline uint64_t wk_moqt_stream_reader_consumed(const wk_moqt_stream_reade
  * ------------------------------------------------------------------------------------------- */
 
 /* An object to write. `properties` are the pairs (the writer adds the Properties Length); they
- * are allowed only when the header sets PROPERTIES (else WK_ERR_ARG), and are not re-validated. */
+ * are allowed only when the header sets PROPERTIES (else WK_ERR_ARG), and are not re-validated.
+ * `payload_len`: with _write_framing, the payload the caller sends itself. */
 typedef struct wk_moqt_object_out {
     uint64_t object_id;
     const uint8_t *properties;
     size_t properties_len;
     uint64_t status;             /* Object Status; written only when payload_len == 0 */
     const uint8_t *payload;
-    uint64_t payload_len;        /* with _write_object_header: the payload the caller sends */
+    uint64_t payload_len;
 } wk_moqt_object_out;
 
 typedef struct wk_moqt_subgroup_writer {
@@ -496,25 +530,30 @@ typedef struct wk_moqt_subgroup_writer {
     bool ended;
 } wk_moqt_subgroup_writer;
 
-/* Starts a subgroup stream: checks h->type (as _encode_checked) and writes the header. In mode 1
- * with h->subgroup_id_known the first object's ID must equal h->subgroup_id. WK_DONE,
- * WK_NEED_OUTPUT (out untouched, call again) or WK_ERROR. */
+/* Initializes the caller-owned *w for a subgroup stream and writes its header
+ * (wk_moqt_subgroup_header_size(h) bytes): checks h->type (as _encode_checked). In mode 1 with
+ * h->subgroup_id_known the first object's ID must equal h->subgroup_id. WK_DONE, WK_NEED_OUTPUT
+ * (out and *w untouched, call again) or WK_ERROR (an invalid type, whatever the room). Writers
+ * have no _finish: nothing is buffered, and the stream ends with the carrier's FIN. */
 wk_result wk_moqt_subgroup_writer_begin(wk_moqt_subgroup_writer *w,
                                         const wk_moqt_subgroup_header *h, wk_out *out,
                                         wk_error *err);
-/* Size of the object's framing (delta, properties, length, status) before its payload. */
-size_t wk_moqt_subgroup_writer_object_header_size(const wk_moqt_subgroup_writer *w,
-                                                  const wk_moqt_object_out *o);
-/* Writes one whole object (framing and payload copied in). Refuses, writing nothing:
- * a status whose registry entry forbids the payload given (MOQT_ERR_PAYLOAD_NOT_PERMITTED),
- * an unassigned status (MOQT_ERR_UNKNOWN_STATUS), an Object ID not above the previous one, a
- * mode-1 first ID different from the Subgroup ID, properties without the PROPERTIES bit, an
- * object after End of Group / End of Track (WK_ERR_ARG). WK_DONE, WK_NEED_OUTPUT, WK_ERROR. */
-wk_result wk_moqt_subgroup_writer_object(wk_moqt_subgroup_writer *w, const wk_moqt_object_out *o,
-                                         wk_out *out, wk_error *err);
-/* As _object, but writes only the framing; the caller then sends o->payload_len payload bytes
+/* *size = the bytes wk_moqt_subgroup_writer_write writes for o: its framing (delta, properties,
+ * length, status) plus o->payload_len (_write_framing writes *size - o->payload_len). Or the code
+ * _write refuses o with (*size untouched). */
+wk_code wk_moqt_subgroup_writer_size(const wk_moqt_subgroup_writer *w, const wk_moqt_object_out *o,
+                                     uint64_t *size, wk_error *err);
+/* Writes one whole object (framing and payload copied in). Refuses, writing nothing and whatever
+ * the room: a status whose registry entry forbids the payload given
+ * (MOQT_ERR_PAYLOAD_NOT_PERMITTED), an unassigned status (MOQT_ERR_UNKNOWN_STATUS), an Object ID
+ * not above the previous one, a mode-1 first ID different from the Subgroup ID, properties without
+ * the PROPERTIES bit, an object after End of Group / End of Track (WK_ERR_ARG), a writer not begun
+ * (WK_ERR_STATE). WK_DONE, WK_NEED_OUTPUT (out and the writer untouched) or WK_ERROR. */
+wk_result wk_moqt_subgroup_writer_write(wk_moqt_subgroup_writer *w, const wk_moqt_object_out *o,
+                                        wk_out *out, wk_error *err);
+/* As _write, but writes only the framing; the caller then sends o->payload_len payload bytes
  * itself (o->payload is ignored). For zero-copy sending of large payloads. */
-wk_result wk_moqt_subgroup_writer_object_header(wk_moqt_subgroup_writer *w,
+wk_result wk_moqt_subgroup_writer_write_framing(wk_moqt_subgroup_writer *w,
                                                 const wk_moqt_object_out *o, wk_out *out,
                                                 wk_error *err);
 
@@ -538,13 +577,15 @@ typedef struct wk_moqt_datagram {
     size_t payload_len;
 } wk_moqt_datagram;
 
-/* Decodes the whole datagram p[0..n) (options may be NULL; group_order / end_of_range unused).
- * Everything borrowed from p. Errors: MOQT_ERR_TRUNCATED (offset n), the Type Flags errors
- * (offset 0), MOQT_ERR_EMPTY_PROPERTIES (at the Properties Length), MOQT_ERR_STATUS_PROPERTIES and
+/* Decodes the unread bytes of *in as one whole datagram into *d (options may be NULL;
+ * group_order / end_of_range unused). Everything in *d is borrowed from in's bytes. WK_DONE:
+ * in->pos = in->size. WK_ERROR (in untouched; offsets count from the datagram's first byte,
+ * in->src + in->pos): MOQT_ERR_TRUNCATED (offset = its length), the Type Flags errors (offset 0),
+ * MOQT_ERR_EMPTY_PROPERTIES (at the Properties Length), MOQT_ERR_STATUS_PROPERTIES and
  * MOQT_ERR_UNKNOWN_STATUS (at the status), MOQT_ERR_PAYLOAD_NOT_PERMITTED (at the first byte
  * after the status), the property errors (strict mode), MOQT_ERR_PADDING_NONZERO (strict). */
-wk_code wk_moqt_datagram_decode(const uint8_t *p, size_t n, const wk_moqt_read_options *options,
-                                wk_moqt_datagram *d, wk_error *err);
+wk_result wk_moqt_datagram_decode(wk_moqt_datagram *d, wk_in *in,
+                                  const wk_moqt_read_options *options, wk_error *err);
 /* Encoded size of *d as d->type says. */
 size_t wk_moqt_datagram_size(const wk_moqt_datagram *d);
 /* Writes *d as d->type says without judging it (has_* fields are ignored: the type decides;
@@ -563,6 +604,9 @@ wk_result wk_moqt_datagram_encode_checked(const wk_moqt_datagram *d, wk_out *out
 /* ---------------------------------------------------------------------------------------------
  * Padding (spec 7)
  * ------------------------------------------------------------------------------------------- */
+/* Encoded size of a padding stream or datagram of `len` bytes after the type (UINT64_MAX when
+ * that does not fit 64 bits). */
+uint64_t wk_moqt_padding_size(bool datagram, uint64_t len);
 /* Writes a padding stream (datagram = false: type 0x132B3E28) or datagram (0x132B3E29) of `len`
  * zero bytes after the type. WK_DONE or WK_NEED_OUTPUT (untouched). */
 wk_result wk_moqt_padding_encode(bool datagram, uint64_t len, wk_out *out, wk_error *err);
@@ -596,8 +640,9 @@ typedef struct wk_moqt_fetch_writer {
     uint8_t prior_priority;
 } wk_moqt_fetch_writer;
 
-/* Starts a fetch stream: writes FETCH_HEADER with request_id. group_order and end_of_range as
- * the reader's options. WK_DONE, WK_NEED_OUTPUT (untouched). */
+/* Initializes the caller-owned *w for a fetch stream and writes FETCH_HEADER with request_id
+ * (wk_moqt_fetch_header_size bytes). group_order and end_of_range as the reader's options.
+ * WK_DONE, WK_NEED_OUTPUT (out and *w untouched). */
 wk_result wk_moqt_fetch_writer_begin(wk_moqt_fetch_writer *w, uint64_t request_id,
                                      wk_moqt_group_order group_order,
                                      wk_moqt_end_of_range end_of_range, wk_out *out,
@@ -605,29 +650,38 @@ wk_result wk_moqt_fetch_writer_begin(wk_moqt_fetch_writer *w, uint64_t request_i
 /* The smallest Serialization Flags that express o after the records written so far (deltas only
  * where needed, priority only when it changed, subgroup mode 0/1/2 where it fits, else 3;
  * `datagram` selects the DATAGRAM flag, properties_len > 0 the PROPERTIES flag). */
-uint64_t wk_moqt_fetch_writer_flags_for(const wk_moqt_fetch_writer *w,
-                                        const wk_moqt_fetch_object_out *o, bool datagram);
-/* Size of o's record before the payload, with o->flags. 0 with *err set if not expressible. */
-size_t wk_moqt_fetch_writer_object_header_size(const wk_moqt_fetch_writer *w,
-                                               const wk_moqt_fetch_object_out *o, wk_error *err);
-/* Writes one record with o->flags and its payload. Refuses (WK_ERR_ARG, nothing written): flags
- * >= 128 (use _end_of_range), the first-record rules, a prior reference before any real object,
- * a Group ID the flags and group order cannot reach (descending below 0 / same group with 0x08),
- * an Object ID the flags cannot express, a subgroup mode that does not give o->subgroup_id,
- * properties without 0x20. WK_DONE, WK_NEED_OUTPUT (untouched), WK_ERROR. */
-wk_result wk_moqt_fetch_writer_object(wk_moqt_fetch_writer *w, const wk_moqt_fetch_object_out *o,
-                                      wk_out *out, wk_error *err);
-/* As _object without the payload bytes (the caller sends o->payload_len bytes next). */
-wk_result wk_moqt_fetch_writer_object_header(wk_moqt_fetch_writer *w,
+uint64_t wk_moqt_fetch_writer_pick_flags(const wk_moqt_fetch_writer *w,
+                                         const wk_moqt_fetch_object_out *o, bool datagram);
+/* *size = the bytes wk_moqt_fetch_writer_write writes for o with o->flags: the record's fields
+ * plus o->payload_len (_write_framing writes *size - o->payload_len). Or the code _write refuses
+ * o with (*size untouched). */
+wk_code wk_moqt_fetch_writer_size(const wk_moqt_fetch_writer *w, const wk_moqt_fetch_object_out *o,
+                                  uint64_t *size, wk_error *err);
+/* Writes one record with o->flags and its payload. Refuses (WK_ERR_ARG, nothing written, whatever
+ * the room): flags >= 128 (use _write_end_of_range), the first-record rules, a prior reference
+ * before any real object, a Group ID the flags and group order cannot reach (descending below 0 /
+ * same group with 0x08), an Object ID the flags cannot express, a subgroup mode that does not give
+ * o->subgroup_id, properties without 0x20; a writer not begun (WK_ERR_STATE). WK_DONE,
+ * WK_NEED_OUTPUT (out and the writer untouched), WK_ERROR. */
+wk_result wk_moqt_fetch_writer_write(wk_moqt_fetch_writer *w, const wk_moqt_fetch_object_out *o,
+                                     wk_out *out, wk_error *err);
+/* As _write without the payload bytes (the caller sends o->payload_len bytes next). */
+wk_result wk_moqt_fetch_writer_write_framing(wk_moqt_fetch_writer *w,
                                              const wk_moqt_fetch_object_out *o, wk_out *out,
                                              wk_error *err);
+/* *size = the bytes wk_moqt_fetch_writer_write_end_of_range writes for the marker, or the code it
+ * refuses it with (*size untouched). */
+wk_code wk_moqt_fetch_writer_end_of_range_size(const wk_moqt_fetch_writer *w, uint64_t marker,
+                                               uint64_t group_id, uint64_t object_id,
+                                               size_t *size, wk_error *err);
 /* Writes an End of Range marker (0x8C / 0x10C / 0x20C) covering up to {group_id, object_id}, in
  * the writer's reading: A = delta slots by the ordinary rules (as a non-first record the group
  * must be reachable with a Group ID Delta: ascending > prior, descending < prior) then length 0;
- * B = two absolute IDs. WK_ERR_ARG when not a marker value or not reachable. */
-wk_result wk_moqt_fetch_writer_end_of_range(wk_moqt_fetch_writer *w, uint64_t marker,
-                                            uint64_t group_id, uint64_t object_id, wk_out *out,
-                                            wk_error *err);
+ * B = two absolute IDs. WK_ERR_ARG when not a marker value or not reachable, WK_ERR_STATE before
+ * _begin (nothing written, whatever the room). WK_DONE, WK_NEED_OUTPUT (untouched), WK_ERROR. */
+wk_result wk_moqt_fetch_writer_write_end_of_range(wk_moqt_fetch_writer *w, uint64_t marker,
+                                                  uint64_t group_id, uint64_t object_id,
+                                                  wk_out *out, wk_error *err);
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,7 @@
  * presence bitmap + present fields in schedule order. The decoder allocates nothing and borrows
  * string/bytes slices from the input; every length is checked against the remaining bytes and
  * the ceiling before a slice is taken. */
-#include "colloq/colloq_internal.h"
+#include "colloq_internal.h"
 #include <math.h>
 
 int wk_colloq_varint_get_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v)

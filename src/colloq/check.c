@@ -1,6 +1,6 @@
 /* colloq: the checker (spec "Checking"): state, sender, sequence, schedule. One code path for
  * all three encodings: decoders only fill a wk_colloq_frame. */
-#include "colloq/colloq_internal.h"
+#include "colloq_internal.h"
 #include <inttypes.h>
 
 void wk_colloq_session_init(wk_colloq_session *s, const wk_colloq_plan *plan)

@@ -1,6 +1,6 @@
 /* colloq: the reference and compact JSON envelopes (spec "The three encodings"), and the
  * per-session decoder that carries json-c state for them (or dispatches to the binary decoder). */
-#include "colloq/colloq_internal.h"
+#include "colloq_internal.h"
 #include <stdlib.h>
 
 struct wk_colloq_decoder {

@@ -9,7 +9,7 @@
  * names the C language or our headers reserve get a '_' appended, and when two generated names
  * would be equal the later one gets "_2", "_3", ... Everything the generator allocates goes
  * through the caller's allocator and is freed before it returns. */
-#include "colloq/colloq_internal.h"
+#include "colloq_internal.h"
 #include <stdarg.h>
 #include <stdio.h>
 

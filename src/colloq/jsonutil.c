@@ -1,6 +1,6 @@
 /* colloq: JSON text helpers over json-c: a lexical pre-check, strict parsing, the canonical
  * writer, exact integer reads, and the number/string writers every JSON output uses. */
-#include "colloq/colloq_internal.h"
+#include "colloq_internal.h"
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* colloq: names of types, wires and failure kinds. */
-#include "colloq/colloq_internal.h"
+#include "colloq_internal.h"
 
 static const char *const type_names[WK_COLLOQ_TYPE_COUNT] = {
     "bool", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "f32", "f64", "string", "bytes"};

@@ -1,6 +1,6 @@
 /* colloq: frame values against a payload schedule: checks, sizes, the JSON payload object (both
  * directions). Shared by the envelopes, the binary encoder and traces. */
-#include "colloq/colloq_internal.h"
+#include "colloq_internal.h"
 #include <math.h>
 
 void wk_colloq_frame_init(wk_colloq_frame *f, const wk_colloq_plan *plan, uint32_t t, uint64_t seq)

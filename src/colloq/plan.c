@@ -1,6 +1,6 @@
 /* colloq: the conversation loader and compiler (json-c), the canonical plan and its identity,
  * loading a compiled plan back, and plan lookups. */
-#include "colloq/colloq_internal.h"
+#include "colloq_internal.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* colloq: the session preface (frame zero, one JSON line; spec "Session preface"). */
-#include "colloq/colloq_internal.h"
+#include "colloq_internal.h"
 #include <stdio.h>
 
 size_t wk_colloq_preface_write(const wk_colloq_plan *plan, wk_colloq_wire wire, uint32_t role,

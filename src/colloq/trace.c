@@ -1,5 +1,5 @@
 /* colloq: traces (spec "Trace", CLI details): lines written, parsed back, verified. */
-#include "colloq/colloq_internal.h"
+#include "colloq_internal.h"
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

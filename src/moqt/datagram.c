@@ -1,8 +1,9 @@
 /* MoQT draft-20 OBJECT_DATAGRAM (spec 4) and padding datagrams (spec 7). */
-#include "moqt/moqt_internal.h"
+#include "moqt_internal.h"
 
-wk_code wk_moqt_datagram_decode(const uint8_t *p, size_t n, const wk_moqt_read_options *options,
-                                wk_moqt_datagram *d, wk_error *err)
+/* The datagram p[0..n): WK_OK or the error's code. */
+static wk_code dg_decode(const uint8_t *p, size_t n, const wk_moqt_read_options *options,
+                         wk_moqt_datagram *d, wk_error *err)
 {
     static const wk_moqt_read_options defaults;
     const wk_moqt_read_options *opt = options ? options : &defaults;
@@ -24,8 +25,13 @@ wk_code wk_moqt_datagram_decode(const uint8_t *p, size_t n, const wk_moqt_read_o
                                         d->payload[i]);
         return WK_OK;
     }
-    wk_code code = wk_moqt_datagram_type_check(type, 0, err);
-    if (code != WK_OK) return code;
+    /* A valid Type Flags value (no bit outside 0x2F, not STATUS with END_OF_GROUP) needs no call;
+     * anything else gets its error from the full check. */
+    const uint64_t both = WK_MOQT_DATAGRAM_STATUS | WK_MOQT_DATAGRAM_END_OF_GROUP;
+    if ((type & ~(uint64_t)WK_MOQT_DATAGRAM_SPECIFIED) || (type & both) == both) {
+        wk_code code = wk_moqt_datagram_type_check(type, 0, err);
+        if (code != WK_OK) return code;
+    }
     if (!wk_cursor_moqt_int(&c, &d->track_alias))
         return wk_error_set(err, WK_ERR_MOQT_TRUNCATED, n, "input ends inside the Track Alias");
     if (!wk_cursor_moqt_int(&c, &d->group_id))
@@ -80,6 +86,14 @@ wk_code wk_moqt_datagram_decode(const uint8_t *p, size_t n, const wk_moqt_read_o
         return moqt_check_properties(d->properties, d->properties_len, props_at,
                                      opt->properties_length_only, err);
     return WK_OK;
+}
+
+wk_result wk_moqt_datagram_decode(wk_moqt_datagram *d, wk_in *in,
+                                  const wk_moqt_read_options *options, wk_error *err)
+{
+    if (dg_decode(in->src + in->pos, in->size - in->pos, options, d, err) != WK_OK) return WK_ERROR;
+    in->pos = in->size;
+    return WK_DONE;
 }
 
 size_t wk_moqt_datagram_size(const wk_moqt_datagram *d)

@@ -1,6 +1,6 @@
 /* MoQT draft-20 FETCH_HEADER (spec 5.1) and the fetch writer (spec 5.2-5.6). The reader is in
  * reader.c; the delta rules here are their inverse. */
-#include "moqt/moqt_internal.h"
+#include "moqt_internal.h"
 
 bool wk_moqt_fetch_flags_is_end_of_range(uint64_t flags)
 {
@@ -9,22 +9,23 @@ bool wk_moqt_fetch_flags_is_end_of_range(uint64_t flags)
            flags == WK_MOQT_FETCH_END_OF_TIMED_OUT_RANGE;
 }
 
-wk_code wk_moqt_fetch_header_decode(const uint8_t *p, size_t n, wk_moqt_fetch_header *h,
-                                    size_t *used, wk_error *err)
+wk_result wk_moqt_fetch_header_decode(wk_moqt_fetch_header *h, wk_in *in, wk_error *err)
 {
-    wk_cursor c = wk_cursor_make(p, n);
+    size_t n = in->size - in->pos;
+    wk_cursor c = wk_cursor_make(in->src + in->pos, n);
     uint64_t type;
     memset(h, 0, sizeof *h);
     if (!wk_cursor_moqt_int(&c, &type))
-        return wk_error_set(err, WK_ERR_MOQT_TRUNCATED, n, "input ends inside the stream type");
-    if (type != WK_MOQT_STREAM_TYPE_FETCH)
-        return wk_error_set(err, WK_ERR_MOQT_WRONG_STREAM_TYPE, 0,
-                            "stream type 0x%llx is not FETCH_HEADER (0x05)",
-                            (unsigned long long)type);
+        return moqt_refuse(err, WK_ERR_MOQT_TRUNCATED, n, "input ends inside the stream type");
+    if (type != WK_MOQT_STREAM_TYPE_FETCH) {
+        wk_error_set(err, WK_ERR_MOQT_WRONG_STREAM_TYPE, 0,
+                     "stream type 0x%llx is not FETCH_HEADER (0x05)", (unsigned long long)type);
+        return WK_ERROR;
+    }
     if (!wk_cursor_moqt_int(&c, &h->request_id))
-        return wk_error_set(err, WK_ERR_MOQT_TRUNCATED, n, "input ends inside the Request ID");
-    if (used) *used = wk_cursor_offset(&c);
-    return WK_OK;
+        return moqt_refuse(err, WK_ERR_MOQT_TRUNCATED, n, "input ends inside the Request ID");
+    in->pos += wk_cursor_offset(&c);
+    return WK_DONE;
 }
 
 size_t wk_moqt_fetch_header_size(const wk_moqt_fetch_header *h)
@@ -72,15 +73,16 @@ static bool group_delta(const wk_moqt_fetch_writer *w, uint64_t group, uint64_t 
     return true;
 }
 
-/* The wire fields of o with o->flags, after the checks; false with *err set when the flags cannot
+/* The wire fields of o with o->flags, after the checks; the code (err set) when the flags cannot
  * express o. */
 typedef struct fetch_fields {
     uint64_t gdelta, odelta;
     size_t header_size;
 } fetch_fields;
 
-static bool fetch_plan(const wk_moqt_fetch_writer *w, const wk_moqt_fetch_object_out *o,
-                       fetch_fields *f, wk_error *err)
+static inline wk_code fetch_plan(const wk_moqt_fetch_writer *w,
+                                 const wk_moqt_fetch_object_out *o, fetch_fields *f,
+                                 wk_error *err)
 {
     uint64_t fl = o->flags;
     const char *why = NULL;
@@ -88,9 +90,10 @@ static bool fetch_plan(const wk_moqt_fetch_writer *w, const wk_moqt_fetch_object
     bool dgram = (fl & WK_MOQT_FETCH_DATAGRAM) != 0;
     unsigned mode = (unsigned)(fl & WK_MOQT_FETCH_SUBGROUP_MODE_MASK);
     f->gdelta = f->odelta = 0;
-    if (!w->began) why = "writer not begun";
-    else if (fl > WK_MOQT_FETCH_FLAGS_MAX)
-        why = "Serialization Flags above 127 (End of Range markers use _end_of_range)";
+    f->header_size = 0;
+    if (!w->began) return wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, "writer not begun");
+    if (fl > WK_MOQT_FETCH_FLAGS_MAX)
+        why = "Serialization Flags above 127 (End of Range markers use _write_end_of_range)";
     else if (first && (!(fl & WK_MOQT_FETCH_GROUP_ID_DELTA) || !(fl & WK_MOQT_FETCH_OBJECT_ID_DELTA)))
         why = "the first record must carry both Group ID Delta and Object ID Delta";
     else if (!(fl & WK_MOQT_FETCH_PRIORITY) && !w->any_object)
@@ -133,7 +136,7 @@ static bool fetch_plan(const wk_moqt_fetch_writer *w, const wk_moqt_fetch_object
     if (why) {
         wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "fetch flags 0x%02llx: %s",
                      (unsigned long long)fl, why);
-        return false;
+        return WK_ERR_ARG;
     }
     size_t n = wk_moqt_int_len(fl);
     if (fl & WK_MOQT_FETCH_GROUP_ID_DELTA) n += wk_moqt_int_len(f->gdelta);
@@ -144,11 +147,11 @@ static bool fetch_plan(const wk_moqt_fetch_writer *w, const wk_moqt_fetch_object
         n += wk_moqt_int_len(o->properties_len) + o->properties_len;
     n += wk_moqt_int_len(o->payload_len);
     f->header_size = n;
-    return true;
+    return WK_OK;
 }
 
-uint64_t wk_moqt_fetch_writer_flags_for(const wk_moqt_fetch_writer *w,
-                                        const wk_moqt_fetch_object_out *o, bool datagram)
+uint64_t wk_moqt_fetch_writer_pick_flags(const wk_moqt_fetch_writer *w,
+                                         const wk_moqt_fetch_object_out *o, bool datagram)
 {
     uint64_t fl = 0;
     bool first = !w->any_record;
@@ -177,19 +180,23 @@ uint64_t wk_moqt_fetch_writer_flags_for(const wk_moqt_fetch_writer *w,
     return fl;
 }
 
-size_t wk_moqt_fetch_writer_object_header_size(const wk_moqt_fetch_writer *w,
-                                               const wk_moqt_fetch_object_out *o, wk_error *err)
+wk_code wk_moqt_fetch_writer_size(const wk_moqt_fetch_writer *w, const wk_moqt_fetch_object_out *o,
+                                  uint64_t *size, wk_error *err)
 {
     fetch_fields f;
-    if (!fetch_plan(w, o, &f, err)) return 0;
-    return f.header_size;
+    wk_code c = fetch_plan(w, o, &f, err);
+    if (c != WK_OK) return c;
+    if (o->payload_len > UINT64_MAX - f.header_size)
+        return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "record size above 2^64-1");
+    *size = f.header_size + o->payload_len;
+    return WK_OK;
 }
 
 static wk_result fetch_write(wk_moqt_fetch_writer *w, const wk_moqt_fetch_object_out *o,
                              bool payload, wk_out *out, wk_error *err)
 {
     fetch_fields f;
-    if (!fetch_plan(w, o, &f, err)) return WK_ERROR;
+    if (fetch_plan(w, o, &f, err) != WK_OK) return WK_ERROR;
     uint64_t fl = o->flags;
     bool dgram = (fl & WK_MOQT_FETCH_DATAGRAM) != 0;
     if (payload && o->payload_len > UINT64_MAX - f.header_size) return WK_NEED_OUTPUT;
@@ -216,35 +223,55 @@ static wk_result fetch_write(wk_moqt_fetch_writer *w, const wk_moqt_fetch_object
     return WK_DONE;
 }
 
-wk_result wk_moqt_fetch_writer_object(wk_moqt_fetch_writer *w, const wk_moqt_fetch_object_out *o,
-                                      wk_out *out, wk_error *err)
+wk_result wk_moqt_fetch_writer_write(wk_moqt_fetch_writer *w, const wk_moqt_fetch_object_out *o,
+                                     wk_out *out, wk_error *err)
 {
     return fetch_write(w, o, true, out, err);
 }
 
-wk_result wk_moqt_fetch_writer_object_header(wk_moqt_fetch_writer *w,
+wk_result wk_moqt_fetch_writer_write_framing(wk_moqt_fetch_writer *w,
                                              const wk_moqt_fetch_object_out *o, wk_out *out,
                                              wk_error *err)
 {
     return fetch_write(w, o, false, out, err);
 }
 
-wk_result wk_moqt_fetch_writer_end_of_range(wk_moqt_fetch_writer *w, uint64_t marker,
-                                            uint64_t group_id, uint64_t object_id, wk_out *out,
-                                            wk_error *err)
+/* The marker's group field (*g: the delta in reading A after the first record, else the ID) and
+ * its size; the code it is refused with otherwise. */
+static wk_code eor_plan(const wk_moqt_fetch_writer *w, uint64_t marker, uint64_t group_id,
+                        uint64_t object_id, uint64_t *g, size_t *size, wk_error *err)
 {
-    if (!w->began) return moqt_refuse(err, WK_ERR_STATE, WK_NO_OFFSET, "writer not begun");
+    if (!w->began) return wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, "writer not begun");
     if (!wk_moqt_fetch_flags_is_end_of_range(marker))
-        return moqt_refuse(err, WK_ERR_ARG, WK_NO_OFFSET,
-                           "End of Range marker must be 0x8C, 0x10C or 0x20C");
-    uint64_t g = group_id, o = object_id;
-    size_t need = wk_moqt_int_len(marker);
+        return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET,
+                            "End of Range marker must be 0x8C, 0x10C or 0x20C");
     bool absolute = w->end_of_range == WK_MOQT_END_OF_RANGE_ABSOLUTE;
-    if (!absolute && w->any_record && !group_delta(w, group_id, &g))
-        return moqt_refuse(err, WK_ERR_ARG, WK_NO_OFFSET,
-                           "End of Range (delta reading): the marker's group must be reachable "
-                           "with a Group ID Delta from the prior record's group");
-    need += wk_moqt_int_len(g) + wk_moqt_int_len(o) + (absolute ? 0 : 1);
+    *g = group_id;
+    if (!absolute && w->any_record && !group_delta(w, group_id, g))
+        return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET,
+                            "End of Range (delta reading): the marker's group must be reachable "
+                            "with a Group ID Delta from the prior record's group");
+    *size = wk_moqt_int_len(marker) + wk_moqt_int_len(*g) + wk_moqt_int_len(object_id) +
+            (absolute ? 0 : 1);
+    return WK_OK;
+}
+
+wk_code wk_moqt_fetch_writer_end_of_range_size(const wk_moqt_fetch_writer *w, uint64_t marker,
+                                               uint64_t group_id, uint64_t object_id,
+                                               size_t *size, wk_error *err)
+{
+    uint64_t g = 0;
+    return eor_plan(w, marker, group_id, object_id, &g, size, err);
+}
+
+wk_result wk_moqt_fetch_writer_write_end_of_range(wk_moqt_fetch_writer *w, uint64_t marker,
+                                                  uint64_t group_id, uint64_t object_id,
+                                                  wk_out *out, wk_error *err)
+{
+    uint64_t g = 0, o = object_id;
+    size_t need = 0;
+    bool absolute = w->end_of_range == WK_MOQT_END_OF_RANGE_ABSOLUTE;
+    if (eor_plan(w, marker, group_id, object_id, &g, &need, err) != WK_OK) return WK_ERROR;
     if (!moqt_room(out, need)) return WK_NEED_OUTPUT;
     moqt_put_int(out, marker);
     moqt_put_int(out, g);

@@ -15,9 +15,10 @@
  *                    reading A; ST_F_EOR_G, ST_F_EOR_O in reading B)
  *   ST_PAYLOAD       the rest of the current object's payload
  *   ST_PADDING       padding bytes to discard
+ *   ST_FAILED        nothing: the sticky error is reported again (s.failed is set too)
  * A subgroup object or fetch record whose framing lies whole in the push is read by a fast path
  * (sg_fast, f_fast) with the same checks in the same order. */
-#include "moqt/moqt_internal.h"
+#include "moqt_internal.h"
 
 enum {
     ST_TYPE,
@@ -42,7 +43,8 @@ enum {
     ST_F_EOR_G,
     ST_F_EOR_O,
     ST_PAYLOAD,
-    ST_PADDING
+    ST_PADDING,
+    ST_FAILED
 };
 
 void wk_moqt_stream_reader_init(wk_moqt_stream_reader *r, wk_moqt_carrier expect,
@@ -61,16 +63,32 @@ void wk_moqt_stream_reader_init(wk_moqt_stream_reader *r, wk_moqt_carrier expect
     r->s.state = ST_TYPE;
 }
 
-static wk_moqt_event fail(wk_moqt_stream_reader *r, wk_error *err)
+static wk_result fail(wk_moqt_stream_reader *r, wk_error *err)
 {
     r->s.failed = true;
+    r->s.state = ST_FAILED;
+    r->event = WK_MOQT_EVENT_NONE;
     if (err) *err = r->s.error;
-    return WK_MOQT_EV_ERROR;
+    return WK_ERROR;
 }
 
-/* Sets the sticky error (printf-style) and returns WK_MOQT_EV_ERROR. */
+/* Sets the sticky error (printf-style) and returns WK_ERROR. */
 #define FAIL(r, err, code, offset, ...)                                                            \
     (wk_error_set(&(r)->s.error, (code), (offset), __VA_ARGS__), fail((r), (err)))
+
+/* An event is ready: r->event says which. */
+static inline wk_result event(wk_moqt_stream_reader *r, wk_moqt_stream_event e)
+{
+    r->event = e;
+    return WK_EVENT;
+}
+
+/* The push is consumed: no event. */
+static inline wk_result need_input(wk_moqt_stream_reader *r)
+{
+    r->event = WK_MOQT_EVENT_NONE;
+    return WK_NEED_INPUT;
+}
 
 static inline size_t avail(const wk_in *in) { return in->size - in->pos; }
 static inline const uint8_t *cur(const wk_in *in) { return in->src + in->pos; }
@@ -178,7 +196,7 @@ static void give_payload(wk_moqt_stream_reader *r, wk_in *in)
     r->s.payload_left -= k;
     r->piece.last = r->s.payload_left == 0;
     if (r->piece.last)
-        r->s.state = r->kind == WK_MOQT_KIND_FETCH ? ST_F_FLAGS : ST_SG_DELTA;
+        r->s.state = r->s.record_state;
     else
         r->s.state = ST_PAYLOAD;
 }
@@ -186,14 +204,14 @@ static void give_payload(wk_moqt_stream_reader *r, wk_in *in)
 /* ---------------------------------------------------------------------------------------------
  * Stream type
  * ------------------------------------------------------------------------------------------- */
-static wk_moqt_event on_type(wk_moqt_stream_reader *r, uint64_t t, wk_error *err)
+static wk_result on_type(wk_moqt_stream_reader *r, uint64_t t, wk_error *err)
 {
     uint64_t at = r->s.field_offset;
     r->stream_type = t;
     if (t == WK_MOQT_STREAM_TYPE_PADDING) {
         r->kind = WK_MOQT_KIND_PADDING;
         r->s.state = ST_PADDING;
-        return WK_MOQT_EV_PADDING;
+        return event(r, WK_MOQT_EVENT_PADDING);
     }
     wk_moqt_stream_kind k = WK_MOQT_KIND_NONE;
     switch (r->s.expect) {
@@ -220,6 +238,7 @@ static wk_moqt_event on_type(wk_moqt_stream_reader *r, uint64_t t, wk_error *err
         break;
     }
     r->kind = k;
+    r->s.record_state = k == WK_MOQT_KIND_FETCH ? ST_F_FLAGS : ST_SG_DELTA;
     if (k == WK_MOQT_KIND_FETCH) {
         r->s.state = ST_F_REQ;
     } else {
@@ -229,7 +248,7 @@ static wk_moqt_event on_type(wk_moqt_stream_reader *r, uint64_t t, wk_error *err
             wk_moqt_subgroup_type_id_mode(t) != WK_MOQT_SUBGROUP_ID_FIRST_OBJECT;
         r->s.state = ST_SG_ALIAS;
     }
-    return WK_MOQT_EV_NEED_INPUT; /* no event: keep going */
+    return WK_NEED_INPUT; /* no event: keep going */
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -263,7 +282,7 @@ static bool sg_resolve_id(wk_moqt_stream_reader *r, uint64_t delta, uint64_t at,
 }
 
 /* The framing is complete: status and properties checks, then the object event. */
-static wk_moqt_event sg_emit(wk_moqt_stream_reader *r, wk_in *in, uint64_t props_at,
+static wk_result sg_emit(wk_moqt_stream_reader *r, wk_in *in, uint64_t props_at,
                              uint64_t status_at, wk_error *err)
 {
     wk_moqt_subgroup_object *o = &r->object;
@@ -287,43 +306,43 @@ static wk_moqt_event sg_emit(wk_moqt_stream_reader *r, wk_in *in, uint64_t props
     r->s.payload_done = 0;
     r->objects++;
     give_payload(r, in);
-    return WK_MOQT_EV_OBJECT;
+    return event(r, WK_MOQT_EVENT_OBJECT);
 }
 
-/* Reads a whole object framing from the push when it is all there; WK_MOQT_EV_NEED_INPUT (nothing
+/* Reads a whole object framing from the push when it is all there; WK_NEED_INPUT (nothing
  * consumed) when it is not. */
-static wk_moqt_event sg_fast(wk_moqt_stream_reader *r, wk_in *in, wk_error *err)
+static wk_result sg_fast(wk_moqt_stream_reader *r, wk_in *in, wk_error *err)
 {
     wk_cursor c = wk_cursor_make(cur(in), avail(in));
     wk_moqt_subgroup_object *o = &r->object;
     uint64_t base = r->s.consumed, delta, plen, props_at = 0, status_at = 0;
-    if (!wk_cursor_moqt_int(&c, &delta)) return WK_MOQT_EV_NEED_INPUT;
+    if (!wk_cursor_moqt_int(&c, &delta)) return WK_NEED_INPUT;
     o->has_properties = (r->subgroup.type & WK_MOQT_SUBGROUP_PROPERTIES) != 0;
     o->properties = NULL;
     o->properties_len = 0;
     if (o->has_properties) {
         uint64_t len;
         uint64_t len_at = base + wk_cursor_offset(&c);
-        if (!wk_cursor_moqt_int(&c, &len)) return WK_MOQT_EV_NEED_INPUT;
+        if (!wk_cursor_moqt_int(&c, &len)) return WK_NEED_INPUT;
         if (len > r->s.props_cap) {
-            if (!sg_resolve_id(r, delta, base, err)) return WK_MOQT_EV_ERROR;
+            if (!sg_resolve_id(r, delta, base, err)) return WK_ERROR;
             return FAIL(r, err, WK_ERR_MOQT_PROPERTIES_TOO_LARGE, len_at,
                         "Properties Length %llu exceeds the reader's bound %zu",
                         (unsigned long long)len, r->s.props_cap);
         }
         props_at = base + wk_cursor_offset(&c);
-        if (!wk_cursor_take(&c, (size_t)len, &o->properties)) return WK_MOQT_EV_NEED_INPUT;
+        if (!wk_cursor_take(&c, (size_t)len, &o->properties)) return WK_NEED_INPUT;
         o->properties_len = (size_t)len;
     }
-    if (!wk_cursor_moqt_int(&c, &plen)) return WK_MOQT_EV_NEED_INPUT;
+    if (!wk_cursor_moqt_int(&c, &plen)) return WK_NEED_INPUT;
     o->payload_length = plen;
     o->has_status = plen == 0;
     o->status = WK_MOQT_STATUS_NORMAL;
     if (plen == 0) {
         status_at = base + wk_cursor_offset(&c);
-        if (!wk_cursor_moqt_int(&c, &o->status)) return WK_MOQT_EV_NEED_INPUT;
+        if (!wk_cursor_moqt_int(&c, &o->status)) return WK_NEED_INPUT;
     }
-    if (!sg_resolve_id(r, delta, base, err)) return WK_MOQT_EV_ERROR;
+    if (!sg_resolve_id(r, delta, base, err)) return WK_ERROR;
     advance(r, in, wk_cursor_offset(&c));
     return sg_emit(r, in, props_at, status_at, err);
 }
@@ -333,7 +352,7 @@ static wk_moqt_event sg_fast(wk_moqt_stream_reader *r, wk_in *in, wk_error *err)
  * ------------------------------------------------------------------------------------------- */
 
 /* The Serialization Flags are read: checks them and sets up the record. */
-static wk_moqt_event f_on_flags(wk_moqt_stream_reader *r, uint64_t fl, wk_error *err)
+static wk_result f_on_flags(wk_moqt_stream_reader *r, uint64_t fl, wk_error *err)
 {
     wk_moqt_fetch_object *o = &r->fetch_object;
     uint64_t at = r->s.field_offset;
@@ -354,7 +373,7 @@ static wk_moqt_event f_on_flags(wk_moqt_stream_reader *r, uint64_t fl, wk_error 
             o->has_group_id_delta = o->has_object_id_delta = o->has_payload_length = true;
             r->s.state = ST_F_GDELTA;
         }
-        return WK_MOQT_EV_NEED_INPUT;
+        return WK_NEED_INPUT;
     }
     bool dgram = (fl & WK_MOQT_FETCH_DATAGRAM) != 0;
     unsigned mode = (unsigned)(fl & WK_MOQT_FETCH_SUBGROUP_MODE_MASK);
@@ -387,7 +406,7 @@ static wk_moqt_event f_on_flags(wk_moqt_stream_reader *r, uint64_t fl, wk_error 
     o->has_properties = (fl & WK_MOQT_FETCH_PROPERTIES) != 0;
     o->has_payload_length = true;
     r->s.state = ST_F_GDELTA;
-    return WK_MOQT_EV_NEED_INPUT;
+    return WK_NEED_INPUT;
 }
 
 /* The next field state after `st` for the current record (skipping absent fields). */
@@ -415,7 +434,7 @@ static int f_next(const wk_moqt_stream_reader *r, int st)
 }
 
 /* The record's fields are all read: resolves the IDs (delta rules of spec 5.5) and reports it. */
-static wk_moqt_event f_emit(wk_moqt_stream_reader *r, wk_in *in, uint64_t gdelta_at,
+static wk_result f_emit(wk_moqt_stream_reader *r, wk_in *in, uint64_t gdelta_at,
                             uint64_t odelta_at, uint64_t props_at, wk_error *err)
 {
     wk_moqt_fetch_object *o = &r->fetch_object;
@@ -474,7 +493,7 @@ static wk_moqt_event f_emit(wk_moqt_stream_reader *r, wk_in *in, uint64_t gdelta
         r->s.payload_left = 0;
         r->s.payload_done = 0;
         give_payload(r, in);
-        return WK_MOQT_EV_FETCH_OBJECT;
+        return event(r, WK_MOQT_EVENT_FETCH_OBJECT);
     }
     if (o->has_subgroup_id) {
         switch (fl & WK_MOQT_FETCH_SUBGROUP_MODE_MASK) {
@@ -505,44 +524,44 @@ static wk_moqt_event f_emit(wk_moqt_stream_reader *r, wk_in *in, uint64_t gdelta
     r->s.payload_left = o->payload_length;
     r->s.payload_done = 0;
     give_payload(r, in);
-    return WK_MOQT_EV_FETCH_OBJECT;
+    return event(r, WK_MOQT_EVENT_FETCH_OBJECT);
 }
 
 /* Reads a whole ordinary record (flags < 128) from the push when it is all there. Returns
- * WK_MOQT_EV_NEED_INPUT with nothing consumed when it is not (or for a marker, or a Properties
+ * WK_NEED_INPUT with nothing consumed when it is not (or for a marker, or a Properties
  * Length above the bound): the field-by-field path then takes over and reports the same result. */
-static wk_moqt_event f_fast(wk_moqt_stream_reader *r, wk_in *in, wk_error *err)
+static wk_result f_fast(wk_moqt_stream_reader *r, wk_in *in, wk_error *err)
 {
     wk_cursor c = wk_cursor_make(cur(in), avail(in));
     uint64_t base = r->s.consumed, fl, gd = 0, sub = 0, od = 0, plen, plen_props = 0;
     uint8_t prio = 0;
     const uint8_t *props = NULL;
     uint64_t gd_at = 0, od_at = 0, props_at = 0;
-    if (!wk_cursor_moqt_int(&c, &fl) || fl > WK_MOQT_FETCH_FLAGS_MAX) return WK_MOQT_EV_NEED_INPUT;
+    if (!wk_cursor_moqt_int(&c, &fl) || fl > WK_MOQT_FETCH_FLAGS_MAX) return WK_NEED_INPUT;
     if (fl & WK_MOQT_FETCH_GROUP_ID_DELTA) {
         gd_at = base + wk_cursor_offset(&c);
-        if (!wk_cursor_moqt_int(&c, &gd)) return WK_MOQT_EV_NEED_INPUT;
+        if (!wk_cursor_moqt_int(&c, &gd)) return WK_NEED_INPUT;
     }
     if (!(fl & WK_MOQT_FETCH_DATAGRAM) &&
         (fl & WK_MOQT_FETCH_SUBGROUP_MODE_MASK) == WK_MOQT_FETCH_SUBGROUP_EXPLICIT &&
         !wk_cursor_moqt_int(&c, &sub))
-        return WK_MOQT_EV_NEED_INPUT;
+        return WK_NEED_INPUT;
     if (fl & WK_MOQT_FETCH_OBJECT_ID_DELTA) {
         od_at = base + wk_cursor_offset(&c);
-        if (!wk_cursor_moqt_int(&c, &od)) return WK_MOQT_EV_NEED_INPUT;
+        if (!wk_cursor_moqt_int(&c, &od)) return WK_NEED_INPUT;
     }
-    if ((fl & WK_MOQT_FETCH_PRIORITY) && !wk_cursor_u8(&c, &prio)) return WK_MOQT_EV_NEED_INPUT;
+    if ((fl & WK_MOQT_FETCH_PRIORITY) && !wk_cursor_u8(&c, &prio)) return WK_NEED_INPUT;
     if (fl & WK_MOQT_FETCH_PROPERTIES) {
         if (!wk_cursor_moqt_int(&c, &plen_props) || plen_props > r->s.props_cap)
-            return WK_MOQT_EV_NEED_INPUT;
+            return WK_NEED_INPUT;
         props_at = base + wk_cursor_offset(&c);
-        if (!wk_cursor_take(&c, (size_t)plen_props, &props)) return WK_MOQT_EV_NEED_INPUT;
+        if (!wk_cursor_take(&c, (size_t)plen_props, &props)) return WK_NEED_INPUT;
     }
-    if (!wk_cursor_moqt_int(&c, &plen)) return WK_MOQT_EV_NEED_INPUT;
+    if (!wk_cursor_moqt_int(&c, &plen)) return WK_NEED_INPUT;
     /* complete: the same checks and resolution as the field-by-field path */
     r->s.field_offset = base;
-    wk_moqt_event ev = f_on_flags(r, fl, err);
-    if (ev != WK_MOQT_EV_NEED_INPUT) return ev;
+    wk_result ev = f_on_flags(r, fl, err);
+    if (ev != WK_NEED_INPUT) return ev;
     wk_moqt_fetch_object *o = &r->fetch_object;
     o->group_id_delta = gd;
     o->object_id_delta = od;
@@ -558,56 +577,59 @@ static wk_moqt_event f_fast(wk_moqt_stream_reader *r, wk_in *in, wk_error *err)
 /* ---------------------------------------------------------------------------------------------
  * The step
  * ------------------------------------------------------------------------------------------- */
-wk_moqt_event wk_moqt_stream_read(wk_moqt_stream_reader *r, wk_in *in, wk_error *err)
+wk_result wk_moqt_stream_reader_read(wk_moqt_stream_reader *r, wk_in *in, wk_out *out,
+                                     wk_error *err)
 {
-    if (r->s.failed) {
-        if (err) *err = r->s.error;
-        return WK_MOQT_EV_ERROR;
+    if (out) {
+        r->event = WK_MOQT_EVENT_NONE;
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET,
+                     "the stream reader produces no bytes: pass out = NULL");
+        return WK_ERROR;
     }
     wk_moqt_reader_state_ *s = &r->s;
     uint64_t v;
-    wk_moqt_event ev;
+    wk_result ev;
     for (;;) {
         switch (s->state) {
         case ST_TYPE:
-            if (!take_int(r, in, &v)) return WK_MOQT_EV_NEED_INPUT;
+            if (!take_int(r, in, &v)) return need_input(r);
             ev = on_type(r, v, err);
-            if (ev != WK_MOQT_EV_NEED_INPUT) return ev;
+            if (ev != WK_NEED_INPUT) return ev;
             break;
 
         /* ---- subgroup header ---- */
         case ST_SG_ALIAS:
-            if (!take_int(r, in, &r->subgroup.track_alias)) return WK_MOQT_EV_NEED_INPUT;
+            if (!take_int(r, in, &r->subgroup.track_alias)) return need_input(r);
             s->state = ST_SG_GROUP;
             break;
         case ST_SG_GROUP:
-            if (!take_int(r, in, &r->subgroup.group_id)) return WK_MOQT_EV_NEED_INPUT;
+            if (!take_int(r, in, &r->subgroup.group_id)) return need_input(r);
             s->state = wk_moqt_subgroup_type_id_mode(r->subgroup.type) == WK_MOQT_SUBGROUP_ID_EXPLICIT
                            ? ST_SG_SUBGROUP
                            : ST_SG_PRIORITY;
             break;
         case ST_SG_SUBGROUP:
-            if (!take_int(r, in, &r->subgroup.subgroup_id)) return WK_MOQT_EV_NEED_INPUT;
+            if (!take_int(r, in, &r->subgroup.subgroup_id)) return need_input(r);
             s->state = ST_SG_PRIORITY;
             break;
         case ST_SG_PRIORITY:
             if (r->subgroup.has_priority) {
-                if (!avail(in)) return WK_MOQT_EV_NEED_INPUT;
+                if (!avail(in)) return need_input(r);
                 r->subgroup.publisher_priority = *cur(in);
                 advance(r, in, 1);
             }
             s->state = ST_SG_DELTA;
-            return WK_MOQT_EV_SUBGROUP_HEADER;
+            return event(r, WK_MOQT_EVENT_SUBGROUP_HEADER);
 
         /* ---- subgroup objects ---- */
         case ST_SG_DELTA:
             if (s->ilen == 0) {
-                if (!avail(in)) return WK_MOQT_EV_NEED_INPUT;
+                if (!avail(in)) return need_input(r);
                 ev = sg_fast(r, in, err);
-                if (ev != WK_MOQT_EV_NEED_INPUT) return ev;
+                if (ev != WK_NEED_INPUT) return ev;
             }
-            if (!take_int(r, in, &v)) return WK_MOQT_EV_NEED_INPUT;
-            if (!sg_resolve_id(r, v, s->field_offset, err)) return WK_MOQT_EV_ERROR;
+            if (!take_int(r, in, &v)) return need_input(r);
+            if (!sg_resolve_id(r, v, s->field_offset, err)) return WK_ERROR;
             s->record_offset = s->field_offset;
             r->object.has_properties = (r->subgroup.type & WK_MOQT_SUBGROUP_PROPERTIES) != 0;
             r->object.properties = NULL;
@@ -615,12 +637,12 @@ wk_moqt_event wk_moqt_stream_read(wk_moqt_stream_reader *r, wk_in *in, wk_error 
             s->state = r->object.has_properties ? ST_SG_PROPS_LEN : ST_SG_PLEN;
             break;
         case ST_SG_PROPS_LEN:
-            if (!take_int(r, in, &v)) return WK_MOQT_EV_NEED_INPUT;
-            if (!props_begin(r, v, ST_SG_PROPS, err)) return WK_MOQT_EV_ERROR;
+            if (!take_int(r, in, &v)) return need_input(r);
+            if (!props_begin(r, v, ST_SG_PROPS, err)) return WK_ERROR;
             break;
         case ST_SG_PROPS:
             if (s->props_len) {
-                if (!take_props(r, in, &r->object.properties)) return WK_MOQT_EV_NEED_INPUT;
+                if (!take_props(r, in, &r->object.properties)) return need_input(r);
                 r->object.properties_len = (size_t)s->props_len;
             }
             s->state = ST_SG_PLEN;
@@ -628,7 +650,7 @@ wk_moqt_event wk_moqt_stream_read(wk_moqt_stream_reader *r, wk_in *in, wk_error 
         case ST_SG_PLEN:
             if (!take_int(r, in, &r->object.payload_length)) {
                 keep_props(r, &r->object.properties, r->object.properties_len);
-                return WK_MOQT_EV_NEED_INPUT;
+                return need_input(r);
             }
             r->object.has_status = r->object.payload_length == 0;
             r->object.status = WK_MOQT_STATUS_NORMAL;
@@ -640,54 +662,54 @@ wk_moqt_event wk_moqt_stream_read(wk_moqt_stream_reader *r, wk_in *in, wk_error 
         case ST_SG_STATUS:
             if (!take_int(r, in, &r->object.status)) {
                 keep_props(r, &r->object.properties, r->object.properties_len);
-                return WK_MOQT_EV_NEED_INPUT;
+                return need_input(r);
             }
             return sg_emit(r, in, s->props_offset, s->field_offset, err);
 
         /* ---- fetch ---- */
         case ST_F_REQ:
-            if (!take_int(r, in, &r->fetch.request_id)) return WK_MOQT_EV_NEED_INPUT;
+            if (!take_int(r, in, &r->fetch.request_id)) return need_input(r);
             s->state = ST_F_FLAGS;
-            return WK_MOQT_EV_FETCH_HEADER;
+            return event(r, WK_MOQT_EVENT_FETCH_HEADER);
         case ST_F_FLAGS:
             if (s->ilen == 0) {
-                if (!avail(in)) return WK_MOQT_EV_NEED_INPUT;
+                if (!avail(in)) return need_input(r);
                 ev = f_fast(r, in, err);
-                if (ev != WK_MOQT_EV_NEED_INPUT) return ev;
+                if (ev != WK_NEED_INPUT) return ev;
             }
-            if (!take_int(r, in, &v)) return WK_MOQT_EV_NEED_INPUT;
+            if (!take_int(r, in, &v)) return need_input(r);
             ev = f_on_flags(r, v, err);
-            if (ev != WK_MOQT_EV_NEED_INPUT) return ev;
+            if (ev != WK_NEED_INPUT) return ev;
             if (s->state == ST_F_GDELTA && !r->fetch_object.has_group_id_delta)
                 s->state = f_next(r, ST_F_GDELTA);
             break;
         case ST_F_GDELTA:
-            if (!take_int(r, in, &r->fetch_object.group_id_delta)) return WK_MOQT_EV_NEED_INPUT;
+            if (!take_int(r, in, &r->fetch_object.group_id_delta)) return need_input(r);
             s->gdelta_offset = s->field_offset;
             s->state = f_next(r, ST_F_GDELTA);
             break;
         case ST_F_SUBGROUP:
-            if (!take_int(r, in, &r->fetch_object.subgroup_id)) return WK_MOQT_EV_NEED_INPUT;
+            if (!take_int(r, in, &r->fetch_object.subgroup_id)) return need_input(r);
             s->state = f_next(r, ST_F_SUBGROUP);
             break;
         case ST_F_ODELTA:
-            if (!take_int(r, in, &r->fetch_object.object_id_delta)) return WK_MOQT_EV_NEED_INPUT;
+            if (!take_int(r, in, &r->fetch_object.object_id_delta)) return need_input(r);
             s->odelta_offset = s->field_offset;
             s->state = f_next(r, ST_F_ODELTA);
             break;
         case ST_F_PRIORITY:
-            if (!avail(in)) return WK_MOQT_EV_NEED_INPUT;
+            if (!avail(in)) return need_input(r);
             r->fetch_object.publisher_priority = *cur(in);
             advance(r, in, 1);
             s->state = f_next(r, ST_F_PRIORITY);
             break;
         case ST_F_PROPS_LEN:
-            if (!take_int(r, in, &v)) return WK_MOQT_EV_NEED_INPUT;
-            if (!props_begin(r, v, ST_F_PROPS, err)) return WK_MOQT_EV_ERROR;
+            if (!take_int(r, in, &v)) return need_input(r);
+            if (!props_begin(r, v, ST_F_PROPS, err)) return WK_ERROR;
             break;
         case ST_F_PROPS:
             if (s->props_len) {
-                if (!take_props(r, in, &r->fetch_object.properties)) return WK_MOQT_EV_NEED_INPUT;
+                if (!take_props(r, in, &r->fetch_object.properties)) return need_input(r);
                 r->fetch_object.properties_len = (size_t)s->props_len;
             }
             s->state = ST_F_PLEN;
@@ -695,7 +717,7 @@ wk_moqt_event wk_moqt_stream_read(wk_moqt_stream_reader *r, wk_in *in, wk_error 
         case ST_F_PLEN:
             if (!take_int(r, in, &r->fetch_object.payload_length)) {
                 keep_props(r, &r->fetch_object.properties, r->fetch_object.properties_len);
-                return WK_MOQT_EV_NEED_INPUT;
+                return need_input(r);
             }
             if (r->fetch_object.end_of_range && r->fetch_object.payload_length != 0)
                 return FAIL(r, err, WK_ERR_MOQT_END_OF_RANGE_LENGTH, s->field_offset,
@@ -703,18 +725,18 @@ wk_moqt_event wk_moqt_stream_read(wk_moqt_stream_reader *r, wk_in *in, wk_error 
                             (unsigned long long)r->fetch_object.payload_length);
             return f_emit(r, in, s->gdelta_offset, s->odelta_offset, s->props_offset, err);
         case ST_F_EOR_G:
-            if (!take_int(r, in, &r->fetch_object.group_id)) return WK_MOQT_EV_NEED_INPUT;
+            if (!take_int(r, in, &r->fetch_object.group_id)) return need_input(r);
             s->state = ST_F_EOR_O;
             break;
         case ST_F_EOR_O:
-            if (!take_int(r, in, &r->fetch_object.object_id)) return WK_MOQT_EV_NEED_INPUT;
+            if (!take_int(r, in, &r->fetch_object.object_id)) return need_input(r);
             return f_emit(r, in, 0, 0, 0, err);
 
         /* ---- payload and padding ---- */
         case ST_PAYLOAD:
-            if (!avail(in)) return WK_MOQT_EV_NEED_INPUT;
+            if (!avail(in)) return need_input(r);
             give_payload(r, in);
-            return WK_MOQT_EV_PAYLOAD;
+            return event(r, WK_MOQT_EVENT_PAYLOAD);
         case ST_PADDING: {
             size_t a = avail(in);
             if (s->opt.strict_padding) {
@@ -729,8 +751,12 @@ wk_moqt_event wk_moqt_stream_read(wk_moqt_stream_reader *r, wk_in *in, wk_error 
             }
             advance(r, in, a);
             r->padding_bytes += a;
-            return WK_MOQT_EV_NEED_INPUT;
+            return need_input(r);
         }
+        case ST_FAILED: /* sticky (the state keeps a failed check off the hot path) */
+            r->event = WK_MOQT_EVENT_NONE;
+            if (err) *err = s->error;
+            return WK_ERROR;
         default:
             return FAIL(r, err, WK_ERR_STATE, WK_NO_OFFSET, "reader not initialized");
         }
@@ -743,29 +769,39 @@ bool wk_moqt_stream_reader_at_boundary(const wk_moqt_stream_reader *r)
     return r->s.state == ST_SG_DELTA || r->s.state == ST_F_FLAGS || r->s.state == ST_PADDING;
 }
 
-wk_code wk_moqt_stream_reader_finish(wk_moqt_stream_reader *r, wk_error *err)
+wk_result wk_moqt_stream_reader_finish(wk_moqt_stream_reader *r, const wk_in *rest,
+                                       wk_error *err)
 {
+    r->event = WK_MOQT_EVENT_NONE;
     if (r->s.failed) {
         if (err) *err = r->s.error;
-        return r->s.error.code;
+        return WK_ERROR;
     }
-    if (wk_moqt_stream_reader_at_boundary(r)) return WK_OK;
-    const char *where;
-    switch (r->s.state) {
-    case ST_TYPE: where = "the stream type"; break;
-    case ST_SG_ALIAS: where = "the Track Alias"; break;
-    case ST_SG_GROUP: where = "the Group ID"; break;
-    case ST_SG_SUBGROUP: where = "the Subgroup ID"; break;
-    case ST_SG_PRIORITY: where = "the Publisher Priority"; break;
-    case ST_F_REQ: where = "the Request ID"; break;
-    case ST_PAYLOAD: where = "an object's payload"; break;
-    case ST_SG_PROPS:
-    case ST_F_PROPS: where = "a Properties block"; break;
-    default: where = "an object's fields"; break;
+    if (rest && rest->pos < rest->size) {
+        wk_error_set(&r->s.error, WK_ERR_STATE, r->s.consumed,
+                     "FIN declared with %zu bytes unread: read until WK_NEED_INPUT first",
+                     rest->size - rest->pos);
+    } else if (wk_moqt_stream_reader_at_boundary(r)) {
+        return WK_DONE;
+    } else {
+        const char *where;
+        switch (r->s.state) {
+        case ST_TYPE: where = "the stream type"; break;
+        case ST_SG_ALIAS: where = "the Track Alias"; break;
+        case ST_SG_GROUP: where = "the Group ID"; break;
+        case ST_SG_SUBGROUP: where = "the Subgroup ID"; break;
+        case ST_SG_PRIORITY: where = "the Publisher Priority"; break;
+        case ST_F_REQ: where = "the Request ID"; break;
+        case ST_PAYLOAD: where = "an object's payload"; break;
+        case ST_SG_PROPS:
+        case ST_F_PROPS: where = "a Properties block"; break;
+        default: where = "an object's fields"; break;
+        }
+        wk_error_set(&r->s.error, WK_ERR_MOQT_TRUNCATED, r->s.consumed,
+                     "stream ended (FIN) inside %s", where);
     }
-    wk_error_set(&r->s.error, WK_ERR_MOQT_TRUNCATED, r->s.consumed, "stream ended (FIN) inside %s",
-                 where);
     r->s.failed = true;
+    r->s.state = ST_FAILED;
     if (err) *err = r->s.error;
-    return WK_ERR_MOQT_TRUNCATED;
+    return WK_ERROR;
 }

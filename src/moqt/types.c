@@ -1,7 +1,7 @@
 /* MoQT draft-20: error categories, Object Status registry, Type Flags validity (computed from the
  * bits, spec 3.2 and 4.2), stream/datagram type dispatch (spec 2), the Properties block (spec 6)
  * and padding (spec 7). */
-#include "moqt/moqt_internal.h"
+#include "moqt_internal.h"
 
 const char *wk_moqt_error_category(wk_code code)
 {
@@ -168,10 +168,11 @@ wk_code wk_moqt_datagram_type_classify(uint64_t type, uint64_t offset, wk_moqt_s
     return WK_OK;
 }
 
-wk_code wk_moqt_dispatch(const uint8_t *p, size_t n, bool datagram, wk_moqt_stream_kind *kind,
-                         uint64_t *type, size_t *type_len, wk_error *err)
+wk_code wk_moqt_type_peek(const wk_in *in, bool datagram, wk_moqt_stream_kind *kind,
+                          uint64_t *type, size_t *type_len, wk_error *err)
 {
-    wk_cursor c = wk_cursor_make(p, n);
+    size_t n = in->size - in->pos;
+    wk_cursor c = wk_cursor_make(in->src + in->pos, n);
     uint64_t t;
     if (kind) *kind = WK_MOQT_KIND_NONE;
     if (!wk_cursor_moqt_int(&c, &t))
@@ -186,16 +187,16 @@ wk_code wk_moqt_dispatch(const uint8_t *p, size_t n, bool datagram, wk_moqt_stre
 /* ---------------------------------------------------------------------------------------------
  * Properties
  * ------------------------------------------------------------------------------------------- */
-void wk_moqt_properties_iter_init(wk_moqt_properties_iter *it, const uint8_t *pairs, size_t n,
+void wk_moqt_properties_iter_init(wk_moqt_properties_iter *it, const wk_in *pairs,
                                   uint64_t base_offset)
 {
-    it->c = wk_cursor_make(pairs, n);
+    it->c = wk_cursor_make(pairs->src + pairs->pos, pairs->size - pairs->pos);
     it->type = 0;
     it->base_offset = base_offset;
 }
 
-wk_code wk_moqt_properties_next(wk_moqt_properties_iter *it, wk_moqt_property *prop, bool *got,
-                                wk_error *err)
+wk_code wk_moqt_properties_iter_next(wk_moqt_properties_iter *it, wk_moqt_property *prop,
+                                     bool *got, wk_error *err)
 {
     *got = false;
     if (wk_cursor_left(&it->c) == 0) return WK_OK;
@@ -241,16 +242,16 @@ wk_code wk_moqt_properties_next(wk_moqt_properties_iter *it, wk_moqt_property *p
     return WK_OK;
 }
 
-wk_code wk_moqt_properties_validate(const uint8_t *pairs, size_t n, uint64_t base_offset,
-                                    size_t *count, wk_error *err)
+wk_code wk_moqt_properties_validate(const wk_in *pairs, uint64_t base_offset, size_t *count,
+                                    wk_error *err)
 {
     wk_moqt_properties_iter it;
-    wk_moqt_properties_iter_init(&it, pairs, n, base_offset);
+    wk_moqt_properties_iter_init(&it, pairs, base_offset);
     size_t k = 0;
     for (;;) {
         wk_moqt_property prop;
         bool got;
-        wk_code c = wk_moqt_properties_next(&it, &prop, &got, err);
+        wk_code c = wk_moqt_properties_iter_next(&it, &prop, &got, err);
         if (c != WK_OK) return c;
         if (!got) break;
         k++;
@@ -263,45 +264,39 @@ wk_code moqt_check_properties(const uint8_t *pairs, size_t n, uint64_t base_offs
                               bool length_only, wk_error *err)
 {
     if (length_only || n == 0) return WK_OK;
-    return wk_moqt_properties_validate(pairs, n, base_offset, NULL, err);
+    wk_in v = {pairs, n, 0};
+    return wk_moqt_properties_validate(&v, base_offset, NULL, err);
 }
 
-size_t wk_moqt_properties_size(const wk_moqt_property *props, size_t n, wk_error *err)
+wk_code wk_moqt_properties_size(const wk_moqt_property *props, size_t n, size_t *size,
+                                wk_error *err)
 {
     uint64_t prev = 0, total = 0;
     for (size_t i = 0; i < n; i++) {
-        if (props[i].type < prev) {
-            wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET,
-                         "property %zu: types must be written in non-decreasing order", i);
-            return 0;
-        }
+        if (props[i].type < prev)
+            return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET,
+                                "property %zu: types must be written in non-decreasing order", i);
         total += wk_moqt_int_len(props[i].type - prev);
         if (props[i].type & 1) {
-            if (props[i].len > WK_MOQT_PROP_VALUE_MAX_LEN) {
-                wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET,
-                             "property %zu: value length %zu exceeds 65535", i, props[i].len);
-                return 0;
-            }
+            if (props[i].len > WK_MOQT_PROP_VALUE_MAX_LEN)
+                return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET,
+                                    "property %zu: value length %zu exceeds 65535", i,
+                                    props[i].len);
             total += wk_moqt_int_len(props[i].len) + props[i].len;
         } else {
             total += wk_moqt_int_len(props[i].value);
         }
         prev = props[i].type;
     }
-    if (err) wk_error_clear(err);
-    return (size_t)total;
+    *size = (size_t)total;
+    return WK_OK;
 }
 
 wk_result wk_moqt_properties_encode(const wk_moqt_property *props, size_t n, wk_out *out,
                                     wk_error *err)
 {
-    wk_error e;
-    wk_error_clear(&e);
-    size_t size = wk_moqt_properties_size(props, n, &e);
-    if (e.code != WK_OK) {
-        if (err) *err = e;
-        return WK_ERROR;
-    }
+    size_t size;
+    if (wk_moqt_properties_size(props, n, &size, err) != WK_OK) return WK_ERROR;
     if (!moqt_room(out, size)) return WK_NEED_OUTPUT;
     uint64_t prev = 0;
     for (size_t i = 0; i < n; i++) {
@@ -320,12 +315,19 @@ wk_result wk_moqt_properties_encode(const wk_moqt_property *props, size_t n, wk_
 /* ---------------------------------------------------------------------------------------------
  * Padding
  * ------------------------------------------------------------------------------------------- */
+uint64_t wk_moqt_padding_size(bool datagram, uint64_t len)
+{
+    uint64_t type = datagram ? WK_MOQT_DATAGRAM_TYPE_PADDING : WK_MOQT_STREAM_TYPE_PADDING;
+    unsigned tl = wk_moqt_int_len(type);
+    return len > UINT64_MAX - tl ? UINT64_MAX : tl + len;
+}
+
 wk_result wk_moqt_padding_encode(bool datagram, uint64_t len, wk_out *out, wk_error *err)
 {
     (void)err;
     uint64_t type = datagram ? WK_MOQT_DATAGRAM_TYPE_PADDING : WK_MOQT_STREAM_TYPE_PADDING;
-    unsigned tl = wk_moqt_int_len(type);
-    if (len > UINT64_MAX - tl || !moqt_room(out, tl + len)) return WK_NEED_OUTPUT;
+    uint64_t size = wk_moqt_padding_size(datagram, len);
+    if (size == UINT64_MAX || !moqt_room(out, size)) return WK_NEED_OUTPUT;
     moqt_put_int(out, type);
     memset(out->dst + out->pos, 0, (size_t)len);
     out->pos += (size_t)len;

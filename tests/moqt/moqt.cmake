@@ -4,7 +4,7 @@ pkg_check_modules(JSONC REQUIRED IMPORTED_TARGET json-c)
 
 set(WK_MOQT_SHIPPED ${WK_VECTORS_DIR}/moqt/transport/draft20/codec)
 wk_test(test_moqt_vectors moqt/test_vectors.c)
-target_link_libraries(test_moqt_vectors PRIVATE PkgConfig::JSONC)
+target_link_libraries(test_moqt_vectors PRIVATE PkgConfig::JSONC wk_contract)
 # All 89 shipped vectors, counted so a missing or shortened file fails.
 add_test(NAME moqt_vectors_shipped COMMAND test_moqt_vectors --expect-count 89
          ${WK_MOQT_SHIPPED}/varint.json
@@ -23,6 +23,7 @@ add_test(NAME moqt_vectors_own COMMAND test_moqt_vectors --expect-count 398
 # are not counted).
 find_package(Threads REQUIRED)
 wk_test(test_moqt moqt/test_moqt.c)
+target_link_libraries(test_moqt PRIVATE wk_contract)
 target_link_options(test_moqt PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc)
 target_link_libraries(test_moqt PRIVATE Threads::Threads)
 add_test(NAME moqt_unit COMMAND test_moqt)

@@ -4,6 +4,7 @@
  * random splits; a 1 MiB payload consumed in pieces without a copy; and zero allocations per
  * object (malloc/calloc/realloc are wrapped at link time and counted). */
 #include "wk_test.h"
+#include "wk_contract_moqt.h"
 #include <wirekit/moqt.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -15,13 +16,7 @@
 #include "wk_alloc_wrap.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t rnd(void) { return wk_test_xorshift(&rng); }
 
 static size_t unhex(const char *h, uint8_t *out, size_t cap)
 {
@@ -171,11 +166,21 @@ static void test_types(void)
     uint64_t t;
     size_t tl;
     size_t n5 = unhex("f0132b3e29", b, sizeof b);
-    CHECK(wk_moqt_dispatch(b, n5, true, &k, &t, &tl, &e) == WK_OK && k == WK_MOQT_KIND_PADDING &&
+    CHECK(wk_moqt_type_peek(&(wk_in){b, n5, 0}, true, &k, &t, &tl, &e) == WK_OK &&
+          k == WK_MOQT_KIND_PADDING &&
           t == 0x132B3E29 && tl == 5);
-    CHECK(wk_moqt_dispatch(b, n5, false, &k, &t, &tl, &e) == WK_ERR_MOQT_UNKNOWN_STREAM_TYPE);
-    CHECK(wk_moqt_dispatch(b, 4, true, &k, &t, &tl, &e) == WK_ERR_MOQT_TRUNCATED && e.offset == 4);
-    CHECK(wk_moqt_dispatch(b, 0, false, &k, &t, &tl, &e) == WK_ERR_MOQT_TRUNCATED && e.offset == 0);
+    CHECK(wk_moqt_type_peek(&(wk_in){b, n5, 0}, false, &k, &t, &tl, &e) ==
+          WK_ERR_MOQT_UNKNOWN_STREAM_TYPE);
+    CHECK(wk_moqt_type_peek(&(wk_in){b, 4, 0}, true, &k, &t, &tl, &e) == WK_ERR_MOQT_TRUNCATED &&
+          e.offset == 4);
+    CHECK(wk_moqt_type_peek(&(wk_in){b, 0, 0}, false, &k, &t, &tl, &e) == WK_ERR_MOQT_TRUNCATED &&
+          e.offset == 0);
+    /* offsets count from in->pos; the view is not consumed */
+    uint8_t b2[8] = {0xAA, 0xBB};
+    memcpy(b2 + 2, b, 4);
+    wk_in part = {b2, 6, 2};
+    CHECK(wk_moqt_type_peek(&part, true, &k, &t, &tl, &e) == WK_ERR_MOQT_TRUNCATED &&
+          e.offset == 4 && part.pos == 2);
 
     /* status registry */
     CHECK(wk_moqt_status_permits_payload(0) && !wk_moqt_status_permits_payload(3) &&
@@ -191,36 +196,50 @@ static void test_types(void)
  * ------------------------------------------------------------------------------------------- */
 typedef enum { K_ANY, K_SUBGROUP, K_FETCH, K_DATAGRAM, K_SG_HEADER, K_F_HEADER } kind;
 
-/* Runs hex through the given decoder (streams: whole, then finish); returns the code. */
+/* The code of a whole-message decoder's result; on WK_DONE in consumed (wholly for a datagram:
+ * `all`), on WK_ERROR untouched. */
+static wk_code whole_code(wk_result r, const wk_in *in, bool all, const wk_error *e)
+{
+    CHECK(r == WK_DONE || r == WK_ERROR);
+    if (r == WK_ERROR) CHECK(in->pos == 0);
+    else CHECK(all ? in->pos == in->size : in->pos > 0);
+    return r == WK_DONE ? WK_OK : e->code;
+}
+
+/* Runs hex through the given decoder; returns the code. Streams go through the contract
+ * harness's battery (whole, byte by byte, every split and chunk size, with the moqt adapter's
+ * checks), every run giving the same verdict, error and offset. */
 static wk_code run(kind kd, const char *hex, const wk_moqt_read_options *opt, wk_error *e)
 {
     static uint8_t buf[4096];
     size_t n = unhex(hex, buf, sizeof buf);
     wk_error_clear(e);
+    wk_in in = {buf, n, 0};
     if (kd == K_DATAGRAM) {
         wk_moqt_datagram d;
-        return wk_moqt_datagram_decode(buf, n, opt, &d, e);
+        return whole_code(wk_moqt_datagram_decode(&d, &in, opt, e), &in, true, e);
     }
     if (kd == K_SG_HEADER) {
         wk_moqt_subgroup_header h;
-        return wk_moqt_subgroup_header_decode(buf, n, &h, NULL, e);
+        return whole_code(wk_moqt_subgroup_header_decode(&h, &in, e), &in, false, e);
     }
     if (kd == K_F_HEADER) {
         wk_moqt_fetch_header h;
-        return wk_moqt_fetch_header_decode(buf, n, &h, NULL, e);
+        return whole_code(wk_moqt_fetch_header_decode(&h, &in, e), &in, false, e);
     }
-    wk_moqt_stream_reader r;
-    wk_moqt_stream_reader_init(&r, kd == K_ANY ? WK_MOQT_CARRIER_ANY
-                                   : kd == K_FETCH ? WK_MOQT_CARRIER_FETCH
-                                                   : WK_MOQT_CARRIER_SUBGROUP,
-                               opt);
-    wk_in in = {buf, n, 0};
-    for (;;) {
-        wk_moqt_event ev = wk_moqt_stream_read(&r, &in, e);
-        if (ev == WK_MOQT_EV_ERROR) return e->code;
-        if (ev == WK_MOQT_EV_NEED_INPUT) break;
-    }
-    return wk_moqt_stream_reader_finish(&r, e);
+    wk_contract_moqt m;
+    wk_contract_moqt_setup(&m, kd == K_ANY     ? WK_MOQT_CARRIER_ANY
+                               : kd == K_FETCH ? WK_MOQT_CARRIER_FETCH
+                                               : WK_MOQT_CARRIER_SUBGROUP,
+                           opt);
+    wk_contract_outcome oc;
+    char why[320];
+    CHECKF(wk_contract_check(&wk_contract_moqt_ops, &m, NULL, buf, n, WK_CONTRACT_ALL, &oc, why,
+                             sizeof why),
+           "%s: %s", hex, why);
+    if (oc.verdict == WK_DONE) return WK_OK;
+    *e = oc.error;
+    return e->code;
 }
 
 static void test_every_error(void)
@@ -331,6 +350,18 @@ static void test_every_error(void)
 /* ---------------------------------------------------------------------------------------------
  * Reader options and contract
  * ------------------------------------------------------------------------------------------- */
+/* An adapter hook: the object carries the pairs in *m->user and has ID 4. */
+static bool props_match(wk_contract *c, wk_contract_moqt *m)
+{
+    const wk_in *want = m->user;
+    if (m->r.event != WK_MOQT_EVENT_OBJECT) return true;
+    const wk_moqt_subgroup_object *o = &m->r.object;
+    if (o->properties_len != want->size || memcmp(o->properties, want->src, want->size) != 0 ||
+        o->object_id != 4)
+        return wk_contract_fail(c, "the object's properties or ID differ");
+    return true;
+}
+
 static void test_reader_options(void)
 {
     wk_error e;
@@ -366,78 +397,101 @@ static void test_reader_options(void)
     wk_out pw = {pairs, sizeof pairs, 0};
     CHECK(wk_moqt_properties_encode(&big, 1, &pw, &e) == WK_DONE);
     wk_moqt_object_out ob = {4, pairs, pw.pos, 0, (const uint8_t *)"xyz", 3};
-    CHECK(wk_moqt_subgroup_writer_object(&sw, &ob, &w, &e) == WK_DONE);
+    CHECK(wk_moqt_subgroup_writer_write(&sw, &ob, &w, &e) == WK_DONE);
     size_t total = w.pos;
+    /* every split point and chunk size (the block gathers into the scratch across pushes; the
+     * adapter checks the slice lies in the push or the scratch) */
     for (int with_scratch = 0; with_scratch < 2; with_scratch++) {
         memset(&o, 0, sizeof o);
         if (with_scratch) {
             o.properties_buf = scratch;
             o.properties_cap = sizeof scratch;
         }
-        for (size_t step = 1; step < total; step += (step < 20 ? 1 : 97)) {
-            wk_moqt_stream_reader r;
-            wk_moqt_stream_reader_init(&r, WK_MOQT_CARRIER_SUBGROUP, &o);
-            bool got_obj = false, failed = false;
-            for (size_t at = 0; at < total && !failed; at += step) {
-                size_t len = total - at < step ? total - at : step;
-                uint8_t *copy = malloc(len);
-                memcpy(copy, stream + at, len);
-                wk_in in = {copy, len, 0};
-                for (;;) {
-                    wk_moqt_event ev = wk_moqt_stream_read(&r, &in, &e);
-                    if (ev == WK_MOQT_EV_NEED_INPUT) break;
-                    if (ev == WK_MOQT_EV_ERROR) {
-                        failed = true;
-                        break;
-                    }
-                    if (ev == WK_MOQT_EV_OBJECT) {
-                        got_obj = r.object.properties_len == pw.pos &&
-                                  memcmp(r.object.properties, pairs, pw.pos) == 0 &&
-                                  r.object.object_id == 4;
-                    }
-                }
-                free(copy);
-            }
-            if (with_scratch) {
-                CHECKF(!failed && got_obj && wk_moqt_stream_reader_finish(&r, &e) == WK_OK,
-                       "scratch, step %zu", step);
-            } else {
-                CHECKF(failed && e.code == WK_ERR_MOQT_PROPERTIES_TOO_LARGE && e.offset == 5,
-                       "no scratch, step %zu: %s", step, wk_error_name(e.code));
-            }
-        }
+        wk_contract_moqt m;
+        wk_contract_moqt_setup(&m, WK_MOQT_CARRIER_SUBGROUP, &o);
+        m.on_event = props_match;
+        m.user = &(wk_in){pairs, pw.pos, 0};
+        wk_contract_outcome oc;
+        char why[320];
+        CHECKF(wk_contract_check(&wk_contract_moqt_ops, &m, NULL, stream, total, WK_CONTRACT_ALL,
+                                 &oc, why, sizeof why),
+               "scratch %d: %s", with_scratch, why);
+        if (with_scratch)
+            CHECK(oc.verdict == WK_DONE && m.r.objects == 1);
+        else
+            CHECKF(oc.verdict == WK_ERROR && oc.error.code == WK_ERR_MOQT_PROPERTIES_TOO_LARGE &&
+                       oc.error.offset == 5,
+                   "no scratch: %s", wk_error_name(oc.error.code));
     }
 
-    /* the carrier ANY dispatches */
+    /* the carrier ANY dispatches; each event is WK_EVENT with r.event naming it */
     uint8_t b[64];
     size_t n = unhex("05041c00008004deadbeef", b, sizeof b);
     wk_moqt_stream_reader r;
     wk_moqt_stream_reader_init(&r, WK_MOQT_CARRIER_ANY, NULL);
+    CHECK(r.event == WK_MOQT_EVENT_NONE);
     wk_in in = {b, n, 0};
-    CHECK(wk_moqt_stream_read(&r, &in, &e) == WK_MOQT_EV_FETCH_HEADER && r.kind == WK_MOQT_KIND_FETCH);
-    CHECK(wk_moqt_stream_read(&r, &in, &e) == WK_MOQT_EV_FETCH_OBJECT && r.piece.last &&
-          r.piece.len == 4 && r.piece.data == b + 7);
-    CHECK(wk_moqt_stream_read(&r, &in, &e) == WK_MOQT_EV_NEED_INPUT);
+    CHECK(wk_moqt_stream_reader_read(&r, &in, NULL, &e) == WK_EVENT &&
+          r.event == WK_MOQT_EVENT_FETCH_HEADER && r.kind == WK_MOQT_KIND_FETCH);
+    CHECK(wk_moqt_stream_reader_read(&r, &in, NULL, &e) == WK_EVENT &&
+          r.event == WK_MOQT_EVENT_FETCH_OBJECT && r.piece.last && r.piece.len == 4 &&
+          r.piece.data == b + 7);
+    CHECK(wk_moqt_stream_reader_read(&r, &in, NULL, &e) == WK_NEED_INPUT &&
+          r.event == WK_MOQT_EVENT_NONE);
     CHECK(wk_moqt_stream_reader_at_boundary(&r) && wk_moqt_stream_reader_consumed(&r) == n);
-    CHECK(wk_moqt_stream_reader_finish(&r, &e) == WK_OK);
+    CHECK(wk_moqt_stream_reader_finish(&r, NULL, &e) == WK_DONE);
+    CHECK(wk_moqt_stream_reader_finish(&r, &(wk_in){b, 0, 0}, &e) == WK_DONE); /* repeatable */
     n = unhex("1401020380" "00" "02cafe", b, sizeof b);
     wk_moqt_stream_reader_init(&r, WK_MOQT_CARRIER_ANY, NULL);
     in = (wk_in){b, n, 0};
-    CHECK(wk_moqt_stream_read(&r, &in, &e) == WK_MOQT_EV_SUBGROUP_HEADER &&
-          r.subgroup.subgroup_id == 3 && r.subgroup.publisher_priority == 0x80 && in.pos == 5);
+    CHECK(wk_moqt_stream_reader_read(&r, &in, NULL, &e) == WK_EVENT &&
+          r.event == WK_MOQT_EVENT_SUBGROUP_HEADER && r.subgroup.subgroup_id == 3 &&
+          r.subgroup.publisher_priority == 0x80 && in.pos == 5);
     CHECK(wk_moqt_stream_reader_at_boundary(&r));
-    CHECK(wk_moqt_stream_read(&r, &in, &e) == WK_MOQT_EV_OBJECT && r.object.payload_length == 2);
+    /* a non-NULL out is a misuse: refused, nothing consumed, the reader unchanged */
+    uint8_t sink[4];
+    wk_out out = {sink, sizeof sink, 0};
+    CHECK(wk_moqt_stream_reader_read(&r, &in, &out, &e) == WK_ERROR && e.code == WK_ERR_ARG &&
+          in.pos == 5 && out.pos == 0);
+    CHECK(wk_moqt_stream_reader_read(&r, &in, NULL, &e) == WK_EVENT &&
+          r.event == WK_MOQT_EVENT_OBJECT && r.object.payload_length == 2);
     /* FIN inside the header: truncated at the bytes consumed, sticky */
     n = unhex("1401", b, sizeof b);
     wk_moqt_stream_reader_init(&r, WK_MOQT_CARRIER_ANY, NULL);
     in = (wk_in){b, n, 0};
-    CHECK(wk_moqt_stream_read(&r, &in, &e) == WK_MOQT_EV_NEED_INPUT);
-    CHECK(wk_moqt_stream_reader_finish(&r, &e) == WK_ERR_MOQT_TRUNCATED && e.offset == 2);
+    CHECK(wk_moqt_stream_reader_read(&r, &in, NULL, &e) == WK_NEED_INPUT);
+    CHECK(wk_moqt_stream_reader_finish(&r, NULL, &e) == WK_ERROR &&
+          e.code == WK_ERR_MOQT_TRUNCATED && e.offset == 2);
     in = (wk_in){b, n, 0};
-    CHECK(wk_moqt_stream_read(&r, &in, &e) == WK_MOQT_EV_ERROR && e.code == WK_ERR_MOQT_TRUNCATED);
+    CHECK(wk_moqt_stream_reader_read(&r, &in, NULL, &e) == WK_ERROR &&
+          e.code == WK_ERR_MOQT_TRUNCATED && in.pos == 0);
+    /* FIN with bytes left unread: WK_ERR_STATE (read them first), sticky */
+    n = unhex("1401020380" "00" "02cafe", b, sizeof b);
+    wk_moqt_stream_reader_init(&r, WK_MOQT_CARRIER_ANY, NULL);
+    in = (wk_in){b, n, 0};
+    CHECK(wk_moqt_stream_reader_read(&r, &in, NULL, &e) == WK_EVENT);
+    CHECK(wk_moqt_stream_reader_finish(&r, &in, &e) == WK_ERROR && e.code == WK_ERR_STATE &&
+          e.category == WK_CAT_INTEGRATION && in.pos == 5);
+    wk_error e2;
+    CHECK(wk_moqt_stream_reader_read(&r, &in, NULL, &e2) == WK_ERROR && e2.code == WK_ERR_STATE &&
+          !strcmp(e2.msg, e.msg));
 }
 
-/* A 1 MiB payload consumed in 4 KiB pushes: every piece is a slice of its push. */
+/* An adapter hook: every payload piece holds the payload's bytes at its offset (the adapter
+ * checks the pieces are slices of their push, contiguous, `last` at the end). */
+static bool payload_match(wk_contract *c, wk_contract_moqt *m)
+{
+    const uint8_t *payload = m->user;
+    const wk_moqt_payload_piece *pc = &m->r.piece;
+    if (m->r.event == WK_MOQT_EVENT_OBJECT || m->r.event == WK_MOQT_EVENT_PAYLOAD)
+        if (pc->len && memcmp(pc->data, payload + pc->offset, pc->len) != 0)
+            return wk_contract_fail(c, "payload bytes at %llu differ",
+                                    (unsigned long long)pc->offset);
+    return true;
+}
+
+/* A 1 MiB payload consumed in 4 KiB pushes: every piece is a slice of its push; the reader (and
+ * the harness, without copies) allocates nothing. */
 static void test_large_payload(void)
 {
     size_t plen = 1 << 20;
@@ -450,34 +504,21 @@ static void test_large_payload(void)
     uint8_t *payload = malloc(plen);
     for (size_t i = 0; i < plen; i++) payload[i] = (uint8_t)(i * 7 + 3);
     wk_moqt_object_out ob = {0, NULL, 0, 0, payload, plen};
-    REQUIRE(wk_moqt_subgroup_writer_object(&sw, &ob, &w, &e) == WK_DONE);
+    REQUIRE(wk_moqt_subgroup_writer_write(&sw, &ob, &w, &e) == WK_DONE);
     size_t total = w.pos;
-    wk_moqt_stream_reader r;
-    wk_moqt_stream_reader_init(&r, WK_MOQT_CARRIER_SUBGROUP, NULL);
-    uint64_t expect = 0;
-    bool ok = true, last = false;
+    static wk_contract_moqt m;
+    wk_contract_moqt_setup(&m, WK_MOQT_CARRIER_SUBGROUP, NULL);
+    m.on_event = payload_match;
+    m.user = payload;
+    wk_contract_plan plan = {4096, NULL, 0, 0, false, false};
+    wk_contract_outcome oc;
+    char why[320];
     wk_alloc_probe_begin(0);
-    for (size_t at = 0; at < total; at += 4096) {
-        wk_in in = {s + at, total - at < 4096 ? total - at : 4096, 0};
-        for (;;) {
-            wk_moqt_event ev = wk_moqt_stream_read(&r, &in, &e);
-            if (ev == WK_MOQT_EV_NEED_INPUT) break;
-            if (ev == WK_MOQT_EV_OBJECT || ev == WK_MOQT_EV_PAYLOAD) {
-                if (r.piece.offset != expect) ok = false;
-                if (r.piece.len && (r.piece.data < in.src || r.piece.data >= in.src + in.size))
-                    ok = false;
-                if (r.piece.len && memcmp(r.piece.data, payload + expect, r.piece.len)) ok = false;
-                expect += r.piece.len;
-                last = r.piece.last;
-            } else if (ev != WK_MOQT_EV_SUBGROUP_HEADER) {
-                ok = false;
-            }
-        }
-    }
+    CHECKF(wk_contract_drive(&wk_contract_moqt_ops, &m, NULL, s, total, &plan, &oc, why, sizeof why),
+           "%s", why);
     unsigned long allocs = wk_alloc_probe_end();
     ALLOC_CHECK(allocs == 0, "the reader allocated %lu times", allocs);
-    CHECK(ok && last && expect == plen);
-    CHECK(wk_moqt_stream_reader_finish(&r, &e) == WK_OK);
+    CHECK(oc.verdict == WK_DONE && m.r.objects == 1 && oc.events == 1 + (total - 1) / 4096 + 1);
     free(payload);
     free(s);
 }
@@ -485,9 +526,18 @@ static void test_large_payload(void)
 /* ---------------------------------------------------------------------------------------------
  * Writers
  * ------------------------------------------------------------------------------------------- */
+/* One read: the event it reported, WK_MOQT_EVENT_NONE for WK_NEED_INPUT, -1 for WK_ERROR. */
+static int ev(wk_moqt_stream_reader *r, wk_in *in, wk_error *e)
+{
+    wk_result res = wk_moqt_stream_reader_read(r, in, NULL, e);
+    if (res == WK_ERROR) return -1;
+    if (res == WK_NEED_INPUT) return r->event == WK_MOQT_EVENT_NONE ? WK_MOQT_EVENT_NONE : -2;
+    return res == WK_EVENT && r->event != WK_MOQT_EVENT_NONE ? (int)r->event : -3;
+}
+
 static void test_subgroup_writer(void)
 {
-    uint8_t buf[256], before[256];
+    uint8_t buf[256];
     wk_error e;
     wk_moqt_subgroup_writer w;
     /* every invalid type is refused with nothing written */
@@ -504,84 +554,100 @@ static void test_subgroup_writer(void)
             CHECK(wk_moqt_subgroup_header_encode(&h, &o, &e) == WK_DONE); /* raw: writes anyway */
         }
     }
-    /* NEED_OUTPUT leaves the buffer untouched, for every short capacity */
+    /* NEED_OUTPUT leaves the view and the writer untouched, for every short view; the size
+     * functions give exactly what is written (the contract harness's encoder check) */
     wk_moqt_subgroup_header h = {0x15, 300, 70000, 9, true, true, 7};
     size_t hs = wk_moqt_subgroup_header_size(&h);
-    for (size_t cap = 0; cap < hs; cap++) {
-        memset(buf, 0xEE, sizeof buf);
-        memcpy(before, buf, sizeof buf);
-        wk_out o = {buf, cap, 0};
-        CHECK(wk_moqt_subgroup_writer_begin(&w, &h, &o, &e) == WK_NEED_OUTPUT && o.pos == 0 &&
-              !memcmp(buf, before, sizeof buf));
-    }
+    char why[320];
+    uint8_t *bytes;
+    size_t len;
+    wk_contract_moqt_call k = {.op = WK_CONTRACT_MOQT_SUBGROUP_BEGIN, .sw = &w, .sh = &h};
+    CHECKF(wk_contract_moqt_call_check(&k, WK_OK, hs, NULL, &bytes, &len, why, sizeof why), "%s",
+           why);
     wk_out o = {buf, sizeof buf, 0};
-    REQUIRE(wk_moqt_subgroup_writer_begin(&w, &h, &o, &e) == WK_DONE);
+    memcpy(buf, bytes, len);
+    o.pos = len;
+    free(bytes);
     uint8_t pairs[8];
     wk_moqt_property gap = {WK_MOQT_PROP_PRIOR_OBJECT_ID_GAP, 2, NULL, 0};
     wk_out pw = {pairs, sizeof pairs, 0};
     REQUIRE(wk_moqt_properties_encode(&gap, 1, &pw, &e) == WK_DONE);
     wk_moqt_object_out ob = {10, pairs, pw.pos, 0, (const uint8_t *)"hello", 5};
-    size_t need = wk_moqt_subgroup_writer_object_header_size(&w, &ob) + 5;
-    for (size_t cap = o.pos; cap < o.pos + need; cap++) {
-        wk_out so = {buf, cap, o.pos};
-        CHECK(wk_moqt_subgroup_writer_object(&w, &ob, &so, &e) == WK_NEED_OUTPUT && so.pos == o.pos);
-    }
-    CHECK(wk_moqt_subgroup_writer_object(&w, &ob, &o, &e) == WK_DONE);
+    uint64_t need = 0;
+    CHECK(wk_moqt_subgroup_writer_size(&w, &ob, &need, &e) == WK_OK && need == 1 + 1 + 2 + 1 + 5);
+    wk_moqt_subgroup_writer before_framing = w;
+    k.op = WK_CONTRACT_MOQT_SUBGROUP_FRAMING;
+    k.obj = &ob;
+    CHECKF(wk_contract_moqt_call_check(&k, WK_OK, (size_t)need - 5, NULL, NULL, NULL, why,
+                                       sizeof why), "%s", why);
+    w = before_framing;
+    k.op = WK_CONTRACT_MOQT_SUBGROUP_WRITE;
+    CHECKF(wk_contract_moqt_call_check(&k, WK_OK, (size_t)need, NULL, &bytes, &len, why, sizeof why),
+           "%s", why);
+    memcpy(buf + o.pos, bytes, len);
+    o.pos += len;
+    free(bytes);
+    /* a refusal comes whatever the room, the writer untouched */
+    wk_moqt_object_out dup = ob;
+    k.obj = &dup;
+    CHECKF(wk_contract_moqt_call_check(&k, WK_ERR_ARG, 0, NULL, NULL, NULL, why, sizeof why), "%s",
+           why);
+    CHECK(wk_moqt_subgroup_writer_size(&w, &dup, &need, &e) == WK_ERR_ARG);
     /* refusals, nothing written */
     size_t at = o.pos;
     wk_moqt_object_out bad = {11, NULL, 0, WK_MOQT_STATUS_END_OF_GROUP, (const uint8_t *)"x", 1};
-    CHECK(wk_moqt_subgroup_writer_object(&w, &bad, &o, &e) == WK_ERROR &&
+    CHECK(wk_moqt_subgroup_writer_write(&w, &bad, &o, &e) == WK_ERROR &&
           e.code == WK_ERR_MOQT_PAYLOAD_NOT_PERMITTED && o.pos == at);
     bad.status = WK_MOQT_STATUS_END_OF_TRACK;
-    CHECK(wk_moqt_subgroup_writer_object(&w, &bad, &o, &e) == WK_ERROR &&
+    CHECK(wk_moqt_subgroup_writer_write(&w, &bad, &o, &e) == WK_ERROR &&
           e.code == WK_ERR_MOQT_PAYLOAD_NOT_PERMITTED);
     bad.status = 2;
     bad.payload_len = 0;
-    CHECK(wk_moqt_subgroup_writer_object(&w, &bad, &o, &e) == WK_ERROR &&
+    CHECK(wk_moqt_subgroup_writer_write(&w, &bad, &o, &e) == WK_ERROR &&
           e.code == WK_ERR_MOQT_UNKNOWN_STATUS);
     wk_moqt_object_out same = {10, NULL, 0, 0, NULL, 0};
-    CHECK(wk_moqt_subgroup_writer_object(&w, &same, &o, &e) == WK_ERROR && e.code == WK_ERR_ARG);
+    CHECK(wk_moqt_subgroup_writer_write(&w, &same, &o, &e) == WK_ERROR && e.code == WK_ERR_ARG);
     same.object_id = 9;
-    CHECK(wk_moqt_subgroup_writer_object(&w, &same, &o, &e) == WK_ERROR && e.code == WK_ERR_ARG);
+    CHECK(wk_moqt_subgroup_writer_write(&w, &same, &o, &e) == WK_ERROR && e.code == WK_ERR_ARG);
     CHECK(o.pos == at);
     wk_moqt_object_out eog = {12, NULL, 0, WK_MOQT_STATUS_END_OF_GROUP, NULL, 0};
-    CHECK(wk_moqt_subgroup_writer_object(&w, &eog, &o, &e) == WK_DONE);
+    CHECK(wk_moqt_subgroup_writer_write(&w, &eog, &o, &e) == WK_DONE);
     wk_moqt_object_out after = {13, NULL, 0, 0, (const uint8_t *)"z", 1};
-    CHECK(wk_moqt_subgroup_writer_object(&w, &after, &o, &e) == WK_ERROR && e.code == WK_ERR_ARG);
+    CHECK(wk_moqt_subgroup_writer_write(&w, &after, &o, &e) == WK_ERROR && e.code == WK_ERR_ARG);
     /* and it all decodes back */
     wk_moqt_stream_reader r;
     wk_moqt_stream_reader_init(&r, WK_MOQT_CARRIER_SUBGROUP, NULL);
     wk_in in = {buf, o.pos, 0};
-    CHECK(wk_moqt_stream_read(&r, &in, &e) == WK_MOQT_EV_SUBGROUP_HEADER && r.subgroup.group_id == 70000 &&
+    CHECK(ev(&r, &in, &e) == WK_MOQT_EVENT_SUBGROUP_HEADER && r.subgroup.group_id == 70000 &&
           r.subgroup.subgroup_id == 9 && r.subgroup.track_alias == 300);
-    CHECK(wk_moqt_stream_read(&r, &in, &e) == WK_MOQT_EV_OBJECT && r.object.object_id == 10 &&
+    CHECK(ev(&r, &in, &e) == WK_MOQT_EVENT_OBJECT && r.object.object_id == 10 &&
           r.object.properties_len == pw.pos && r.piece.len == 5 && !memcmp(r.piece.data, "hello", 5));
-    CHECK(wk_moqt_stream_read(&r, &in, &e) == WK_MOQT_EV_OBJECT && r.object.object_id == 12 &&
+    CHECK(ev(&r, &in, &e) == WK_MOQT_EVENT_OBJECT && r.object.object_id == 12 &&
           r.object.has_status && r.object.status == 3);
-    CHECK(wk_moqt_stream_read(&r, &in, &e) == WK_MOQT_EV_NEED_INPUT);
-    CHECK(wk_moqt_stream_reader_finish(&r, &e) == WK_OK);
+    CHECK(ev(&r, &in, &e) == WK_MOQT_EVENT_NONE);
+    CHECK(wk_moqt_stream_reader_finish(&r, NULL, &e) == WK_DONE);
 
     /* properties only with the PROPERTIES bit; mode 1 first ID = Subgroup ID */
     wk_moqt_subgroup_header h2 = {0x12, 1, 2, 5, true, true, 0};
     o = (wk_out){buf, sizeof buf, 0};
     REQUIRE(wk_moqt_subgroup_writer_begin(&w, &h2, &o, &e) == WK_DONE);
     wk_moqt_object_out p = {5, pairs, pw.pos, 0, NULL, 0};
-    CHECK(wk_moqt_subgroup_writer_object(&w, &p, &o, &e) == WK_ERROR && e.code == WK_ERR_ARG);
+    CHECK(wk_moqt_subgroup_writer_write(&w, &p, &o, &e) == WK_ERROR && e.code == WK_ERR_ARG);
     wk_moqt_object_out m1 = {6, NULL, 0, 0, NULL, 0};
-    CHECK(wk_moqt_subgroup_writer_object(&w, &m1, &o, &e) == WK_ERROR && e.code == WK_ERR_ARG);
+    CHECK(wk_moqt_subgroup_writer_write(&w, &m1, &o, &e) == WK_ERROR && e.code == WK_ERR_ARG);
     m1.object_id = 5;
-    CHECK(wk_moqt_subgroup_writer_object(&w, &m1, &o, &e) == WK_DONE);
-    /* object_header: the caller sends the payload */
+    CHECK(wk_moqt_subgroup_writer_write(&w, &m1, &o, &e) == WK_DONE);
+    /* _write_framing: the caller sends the payload */
     wk_moqt_object_out hdr_only = {8, NULL, 0, 0, NULL, 3};
-    CHECK(wk_moqt_subgroup_writer_object_header(&w, &hdr_only, &o, &e) == WK_DONE);
+    CHECK(wk_moqt_subgroup_writer_write_framing(&w, &hdr_only, &o, &e) == WK_DONE);
     memcpy(buf + o.pos, "abc", 3);
     o.pos += 3;
     wk_moqt_stream_reader_init(&r, WK_MOQT_CARRIER_SUBGROUP, NULL);
     in = (wk_in){buf, o.pos, 0};
-    CHECK(wk_moqt_stream_read(&r, &in, &e) == WK_MOQT_EV_SUBGROUP_HEADER && !r.subgroup.subgroup_id_known);
-    CHECK(wk_moqt_stream_read(&r, &in, &e) == WK_MOQT_EV_OBJECT && r.subgroup.subgroup_id == 5 &&
+    CHECK(ev(&r, &in, &e) == WK_MOQT_EVENT_SUBGROUP_HEADER && !r.subgroup.subgroup_id_known);
+    CHECK(ev(&r, &in, &e) == WK_MOQT_EVENT_OBJECT && r.subgroup.subgroup_id == 5 &&
           r.subgroup.subgroup_id_known);
-    CHECK(wk_moqt_stream_read(&r, &in, &e) == WK_MOQT_EV_OBJECT && r.object.object_id == 8 &&
+    CHECK(ev(&r, &in, &e) == WK_MOQT_EVENT_OBJECT && r.object.object_id == 8 &&
           r.piece.len == 3 && !memcmp(r.piece.data, "abc", 3));
 }
 
@@ -610,23 +676,24 @@ static void test_datagram_encode(void)
             d.payload = (const uint8_t *)"pq";
             d.payload_len = 2;
         }
-        wk_out o = {buf, sizeof buf, 0};
-        wk_result r = wk_moqt_datagram_encode_checked(&d, &o, &e);
-        CHECKF((r == WK_DONE) == wk_moqt_datagram_type_is_valid(t), "type 0x%02" PRIx64, t);
-        if (r != WK_DONE) {
-            CHECK(o.pos == 0);
-            continue;
-        }
-        CHECK(o.pos == wk_moqt_datagram_size(&d));
+        /* valid types are written in exactly _size bytes (NEED_OUTPUT, view untouched, in every
+         * shorter view); invalid ones refused in every view */
+        wk_code want = wk_moqt_datagram_type_check(t, 0, &e);
+        wk_contract_moqt_call k = {.op = WK_CONTRACT_MOQT_DATAGRAM_CHECKED, .dg = &d};
+        uint8_t *bytes = NULL;
+        size_t len = 0;
+        char why[320];
+        CHECKF(wk_contract_moqt_call_check(&k, want, wk_moqt_datagram_size(&d), NULL, &bytes, &len,
+                                           why, sizeof why),
+               "type 0x%02" PRIx64 ": %s", t, why);
+        if (want != WK_OK) continue;
         wk_moqt_datagram back;
-        CHECK(wk_moqt_datagram_decode(buf, o.pos, NULL, &back, &e) == WK_OK && back.type == t &&
-              back.object_id == d.object_id && back.properties_len == d.properties_len &&
+        CHECK(wk_moqt_datagram_decode(&back, &(wk_in){bytes, len, 0}, NULL, &e) == WK_DONE &&
+              back.type == t && back.object_id == d.object_id &&
+              back.properties_len == d.properties_len &&
               back.has_status == !!(t & WK_MOQT_DATAGRAM_STATUS) && back.status == d.status &&
               back.payload_len == d.payload_len);
-        for (size_t cap = 0; cap < o.pos; cap++) {
-            wk_out so = {buf, cap, 0};
-            CHECK(wk_moqt_datagram_encode_checked(&d, &so, &e) == WK_NEED_OUTPUT && so.pos == 0);
-        }
+        free(bytes);
     }
     wk_moqt_datagram d;
     memset(&d, 0, sizeof d);
@@ -662,8 +729,10 @@ static void test_datagram_encode(void)
     CHECK(wk_moqt_datagram_encode_checked(&d, &o, &e) == WK_ERROR && e.code == WK_ERR_ARG);
     CHECK(o.pos == 0);
     /* padding */
+    CHECK(wk_moqt_padding_size(true, 3) == 8 && wk_moqt_padding_size(false, UINT64_MAX) == UINT64_MAX);
     CHECK(wk_moqt_padding_encode(true, 3, &o, &e) == WK_DONE && o.pos == 8);
-    CHECK(wk_moqt_datagram_decode(buf, o.pos, NULL, &d, &e) == WK_OK && d.padding && d.payload_len == 3);
+    CHECK(wk_moqt_datagram_decode(&d, &(wk_in){buf, o.pos, 0}, NULL, &e) == WK_DONE && d.padding &&
+          d.payload_len == 3);
     wk_out small = {buf, 7, 0};
     CHECK(wk_moqt_padding_encode(false, 3, &small, &e) == WK_NEED_OUTPUT && small.pos == 0);
     memset(&d, 0, sizeof d);
@@ -683,39 +752,86 @@ static void test_properties(void)
     wk_moqt_property p[] = {{2, 1000, NULL, 0}, {2, 5, NULL, 0}, {0x0B, 0, odd, 3},
                             {0x3C, 1, NULL, 0}, {UINT64_MAX, 0, odd, 1}};
     wk_out o = {b, sizeof b, 0};
-    size_t sz = wk_moqt_properties_size(p, 5, &e);
+    size_t sz = 0;
+    CHECK(wk_moqt_properties_size(p, 5, &sz, &e) == WK_OK && sz > 0);
     CHECK(wk_moqt_properties_encode(p, 5, &o, &e) == WK_DONE && o.pos == sz);
+    char why[320];
+    wk_contract_moqt_call k = {.op = WK_CONTRACT_MOQT_PROPERTIES, .props = p, .nprops = 5};
+    CHECKF(wk_contract_moqt_call_check(&k, WK_OK, sz, b, NULL, NULL, why, sizeof why), "%s", why);
     size_t count;
-    CHECK(wk_moqt_properties_validate(b, o.pos, 0, &count, &e) == WK_OK && count == 5);
+    CHECK(wk_moqt_properties_validate(&(wk_in){b, o.pos, 0}, 0, &count, &e) == WK_OK && count == 5);
     wk_moqt_properties_iter it;
-    wk_moqt_properties_iter_init(&it, b, o.pos, 100);
+    wk_moqt_properties_iter_init(&it, &(wk_in){b, o.pos, 0}, 100);
     for (size_t i = 0; i < 5; i++) {
         wk_moqt_property q;
         bool got;
-        CHECK(wk_moqt_properties_next(&it, &q, &got, &e) == WK_OK && got && q.type == p[i].type);
+        CHECK(wk_moqt_properties_iter_next(&it, &q, &got, &e) == WK_OK && got && q.type == p[i].type);
         if (q.type & 1) CHECK(q.len == p[i].len && !memcmp(q.bytes, p[i].bytes, q.len));
         else CHECK(q.value == p[i].value);
     }
     wk_moqt_property q;
     bool got = true;
-    CHECK(wk_moqt_properties_next(&it, &q, &got, &e) == WK_OK && !got);
-    /* encoder refusals */
+    CHECK(wk_moqt_properties_iter_next(&it, &q, &got, &e) == WK_OK && !got);
+    /* encoder refusals: in every view, nothing written; no size */
     wk_moqt_property dec[] = {{4, 0, NULL, 0}, {2, 0, NULL, 0}};
-    o.pos = 0;
-    CHECK(wk_moqt_properties_encode(dec, 2, &o, &e) == WK_ERROR && e.code == WK_ERR_ARG && o.pos == 0);
+    k.props = dec;
+    k.nprops = 2;
+    CHECKF(wk_contract_moqt_call_check(&k, WK_ERR_ARG, 0, NULL, NULL, NULL, why, sizeof why), "%s",
+           why);
+    size_t untouched = 77;
+    CHECK(wk_moqt_properties_size(dec, 2, &untouched, &e) == WK_ERR_ARG && untouched == 77);
     wk_moqt_property huge = {1, 0, b, 65536};
-    CHECK(wk_moqt_properties_encode(&huge, 1, &o, &e) == WK_ERROR && e.code == WK_ERR_ARG);
-    wk_out tiny = {b, 2, 0};
-    CHECK(wk_moqt_properties_encode(p, 5, &tiny, &e) == WK_NEED_OUTPUT && tiny.pos == 0);
+    k.props = &huge;
+    k.nprops = 1;
+    CHECKF(wk_contract_moqt_call_check(&k, WK_ERR_ARG, 0, NULL, NULL, NULL, why, sizeof why), "%s",
+           why);
+    CHECK(wk_moqt_properties_size(&huge, 1, &untouched, &e) == WK_ERR_ARG && untouched == 77);
+    /* no pairs: size 0, written into an empty view */
+    CHECK(wk_moqt_properties_size(p, 0, &untouched, &e) == WK_OK && untouched == 0);
+    wk_out none = {b, 0, 0};
+    CHECK(wk_moqt_properties_encode(p, 0, &none, &e) == WK_DONE && none.pos == 0);
     /* iterator offsets are relative to base_offset */
     size_t n = unhex("3c02" "0b05aabb", b, sizeof b);
-    CHECK(wk_moqt_properties_validate(b, n, 100, NULL, &e) == WK_ERR_MOQT_PROPERTY_OVERRUN &&
+    CHECK(wk_moqt_properties_validate(&(wk_in){b, n, 0}, 100, NULL, &e) ==
+              WK_ERR_MOQT_PROPERTY_OVERRUN &&
           e.offset == 102);
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Fetch writer: refusals, and random round trips through flags_for and the reader
+ * Fetch writer: refusals, and random round trips through pick_flags and the reader
  * ------------------------------------------------------------------------------------------- */
+/* The records a fetch round trip wrote, and the adapter hook that compares what the reader
+ * reports with them (by index: the reader's objects() counts records and markers). */
+typedef struct fetch_rec {
+    bool marker;
+    uint64_t flags, g, o, sub;
+    bool dg;
+    uint8_t prio;
+    uint64_t plen;
+} fetch_rec;
+typedef struct fetch_recs {
+    size_t n;
+    fetch_rec r[24];
+} fetch_recs;
+
+static bool fetch_match(wk_contract *c, wk_contract_moqt *m)
+{
+    const fetch_recs *want = m->user;
+    if (m->r.event != WK_MOQT_EVENT_FETCH_OBJECT) return true;
+    const wk_moqt_fetch_object *fo = &m->r.fetch_object;
+    uint64_t idx = m->r.objects - 1;
+    if (idx >= want->n) return wk_contract_fail(c, "record %llu of %zu", (unsigned long long)idx,
+                                                want->n);
+    const fetch_rec *w = &want->r[idx];
+    if (fo->group_id != w->g || fo->object_id != w->o || fo->flags != w->flags ||
+        fo->end_of_range != w->marker)
+        return wk_contract_fail(c, "record %llu: IDs or flags differ", (unsigned long long)idx);
+    if (!w->marker && (fo->publisher_priority != w->prio || fo->has_subgroup_id == w->dg ||
+                       (!w->dg && fo->subgroup_id != w->sub) || fo->payload_length != w->plen))
+        return wk_contract_fail(c, "record %llu: fields differ", (unsigned long long)idx);
+    return true;
+}
+
 static void test_fetch_writer(void)
 {
     uint8_t buf[256];
@@ -726,60 +842,97 @@ static void test_fetch_writer(void)
                                        WK_MOQT_END_OF_RANGE_DELTA, &o, &e) == WK_DONE);
     size_t at = o.pos;
     wk_moqt_fetch_object_out ob = {0x14, 5, 0, 0, 128, NULL, 0, (const uint8_t *)"a", 1};
-    CHECK(wk_moqt_fetch_writer_object(&w, &ob, &o, &e) == WK_ERROR && e.code == WK_ERR_ARG); /* no 0x08 */
+    CHECK(wk_moqt_fetch_writer_write(&w, &ob, &o, &e) == WK_ERROR && e.code == WK_ERR_ARG); /* no 0x08 */
     ob.flags = 0x0C;
-    CHECK(wk_moqt_fetch_writer_object(&w, &ob, &o, &e) == WK_ERROR); /* no priority */
+    CHECK(wk_moqt_fetch_writer_write(&w, &ob, &o, &e) == WK_ERROR); /* no priority */
     ob.flags = 0x1D;
-    CHECK(wk_moqt_fetch_writer_object(&w, &ob, &o, &e) == WK_ERROR); /* mode 1 first */
+    CHECK(wk_moqt_fetch_writer_write(&w, &ob, &o, &e) == WK_ERROR); /* mode 1 first */
     ob.flags = 0x8C;
-    CHECK(wk_moqt_fetch_writer_object(&w, &ob, &o, &e) == WK_ERROR); /* marker via _object */
+    CHECK(wk_moqt_fetch_writer_write(&w, &ob, &o, &e) == WK_ERROR); /* marker via _object */
     ob.flags = 0x1C;
     ob.subgroup_id = 3;
-    CHECK(wk_moqt_fetch_writer_object(&w, &ob, &o, &e) == WK_ERROR); /* mode 0 but subgroup 3 */
+    CHECK(wk_moqt_fetch_writer_write(&w, &ob, &o, &e) == WK_ERROR); /* mode 0 but subgroup 3 */
     CHECK(o.pos == at);
+    /* a refusal comes in every view (also 0 bytes), the writer untouched; _size refuses alike */
+    char why[320];
+    wk_contract_moqt_call k = {.op = WK_CONTRACT_MOQT_FETCH_WRITE, .fw = &w, .fobj = &ob};
+    CHECKF(wk_contract_moqt_call_check(&k, WK_ERR_ARG, 0, NULL, NULL, NULL, why, sizeof why), "%s",
+           why);
+    uint64_t sz = 99;
+    CHECK(wk_moqt_fetch_writer_size(&w, &ob, &sz, &e) == WK_ERR_ARG && sz == 99);
+    wk_moqt_fetch_writer fresh;
+    memset(&fresh, 0, sizeof fresh);
+    CHECK(wk_moqt_fetch_writer_write(&fresh, &ob, &o, &e) == WK_ERROR && e.code == WK_ERR_STATE);
+    CHECK(wk_moqt_fetch_writer_write_end_of_range(&fresh, 0x8C, 1, 1, &o, &e) == WK_ERROR &&
+          e.code == WK_ERR_STATE);
+    /* the record: exactly _size bytes (the framing: _size minus the payload) */
     ob.flags = 0x1F;
-    CHECK(wk_moqt_fetch_writer_object(&w, &ob, &o, &e) == WK_DONE);
+    CHECK(wk_moqt_fetch_writer_size(&w, &ob, &sz, &e) == WK_OK && sz == 1 + 1 + 1 + 1 + 1 + 1 + 1);
+    wk_moqt_fetch_writer copy = w; /* checked on copies: the writes below go on from w */
+    k.fw = &copy;
+    CHECKF(wk_contract_moqt_call_check(&k, WK_OK, (size_t)sz, NULL, NULL, NULL, why, sizeof why),
+           "%s", why);
+    copy = w;
+    k.op = WK_CONTRACT_MOQT_FETCH_FRAMING;
+    CHECKF(wk_contract_moqt_call_check(&k, WK_OK, (size_t)sz - 1, NULL, NULL, NULL, why,
+                                       sizeof why),
+           "%s", why);
+    CHECK(wk_moqt_fetch_writer_write(&w, &ob, &o, &e) == WK_DONE && o.pos == at + sz);
     wk_moqt_fetch_object_out n2 = {0x08, 5, 1, 3, 128, NULL, 0, NULL, 0};
     at = o.pos;
-    CHECK(wk_moqt_fetch_writer_object(&w, &n2, &o, &e) == WK_ERROR); /* same group with 0x08 */
+    CHECK(wk_moqt_fetch_writer_write(&w, &n2, &o, &e) == WK_ERROR); /* same group with 0x08 */
     n2.flags = 0x00;
     n2.object_id = 2;
-    CHECK(wk_moqt_fetch_writer_object(&w, &n2, &o, &e) == WK_ERROR); /* 0 -> 2 without 0x04 */
+    CHECK(wk_moqt_fetch_writer_write(&w, &n2, &o, &e) == WK_ERROR); /* 0 -> 2 without 0x04 */
     n2.flags = 0x01;
     n2.object_id = 1;
     n2.publisher_priority = 7;
-    CHECK(wk_moqt_fetch_writer_object(&w, &n2, &o, &e) == WK_ERROR); /* priority changed */
+    CHECK(wk_moqt_fetch_writer_write(&w, &n2, &o, &e) == WK_ERROR); /* priority changed */
     n2.publisher_priority = 128;
     CHECK(o.pos == at);
-    CHECK(wk_moqt_fetch_writer_object(&w, &n2, &o, &e) == WK_DONE);
-    CHECK(wk_moqt_fetch_writer_end_of_range(&w, 0x8D, 9, 9, &o, &e) == WK_ERROR);
-    CHECK(wk_moqt_fetch_writer_end_of_range(&w, 0x8C, 5, 9, &o, &e) == WK_ERROR); /* same group, A */
-    CHECK(wk_moqt_fetch_writer_end_of_range(&w, 0x20C, 6, 9, &o, &e) == WK_DONE);
+    CHECK(wk_moqt_fetch_writer_write(&w, &n2, &o, &e) == WK_DONE);
+    CHECK(wk_moqt_fetch_writer_write_end_of_range(&w, 0x8D, 9, 9, &o, &e) == WK_ERROR);
+    CHECK(wk_moqt_fetch_writer_write_end_of_range(&w, 0x8C, 5, 9, &o, &e) == WK_ERROR); /* same group, A */
+    size_t esz = 0;
+    CHECK(wk_moqt_fetch_writer_end_of_range_size(&w, 0x8C, 5, 9, &esz, &e) == WK_ERR_ARG);
+    CHECK(wk_moqt_fetch_writer_end_of_range_size(&w, 0x20C, 6, 9, &esz, &e) == WK_OK && esz == 5);
+    copy = w;
+    k = (wk_contract_moqt_call){.op = WK_CONTRACT_MOQT_FETCH_END_OF_RANGE, .fw = &copy,
+                                .a = 0x20C, .b = 6, .c = 9};
+    CHECKF(wk_contract_moqt_call_check(&k, WK_OK, esz, NULL, NULL, NULL, why, sizeof why), "%s",
+           why);
+    k.a = 0x8D;
+    CHECKF(wk_contract_moqt_call_check(&k, WK_ERR_ARG, 0, NULL, NULL, NULL, why, sizeof why), "%s",
+           why);
+    CHECK(wk_moqt_fetch_writer_write_end_of_range(&w, 0x20C, 6, 9, &o, &e) == WK_DONE);
     wk_moqt_fetch_object_out n3 = {0x40, 6, 10, 0, 128, NULL, 0, (const uint8_t *)"zz", 2};
-    CHECK(wk_moqt_fetch_writer_object(&w, &n3, &o, &e) == WK_DONE);
+    CHECK(wk_moqt_fetch_writer_write(&w, &n3, &o, &e) == WK_DONE);
     wk_moqt_fetch_object_out n4 = {0x01, 6, 11, 3, 128, NULL, 0, NULL, 0};
-    CHECK(wk_moqt_fetch_writer_object(&w, &n4, &o, &e) == WK_ERROR); /* prior is a datagram */
+    CHECK(wk_moqt_fetch_writer_write(&w, &n4, &o, &e) == WK_ERROR); /* prior is a datagram */
     /* descending refuses an ascending step */
     wk_out o2 = {buf, sizeof buf, 0};
     REQUIRE(wk_moqt_fetch_writer_begin(&w, 1, WK_MOQT_GROUP_ORDER_DESCENDING,
                                        WK_MOQT_END_OF_RANGE_DELTA, &o2, &e) == WK_DONE);
     wk_moqt_fetch_object_out d1 = {0x1C, 5, 0, 0, 1, NULL, 0, NULL, 0};
-    CHECK(wk_moqt_fetch_writer_object(&w, &d1, &o2, &e) == WK_DONE);
+    CHECK(wk_moqt_fetch_writer_write(&w, &d1, &o2, &e) == WK_DONE);
     d1.flags = 0x0C;
     d1.group_id = 6;
-    CHECK(wk_moqt_fetch_writer_object(&w, &d1, &o2, &e) == WK_ERROR);
+    CHECK(wk_moqt_fetch_writer_write(&w, &d1, &o2, &e) == WK_ERROR);
     d1.group_id = 4;
-    CHECK(wk_moqt_fetch_writer_object(&w, &d1, &o2, &e) == WK_DONE);
+    CHECK(wk_moqt_fetch_writer_write(&w, &d1, &o2, &e) == WK_DONE);
 
-    /* random sequences: writer (flags_for) -> reader at random splits -> same values */
+    /* random sequences: writer (pick_flags) -> reader, through the harness's battery (whole,
+     * byte by byte, every split and chunk size) -> the same values */
     for (int iter = 0; iter < 400; iter++) {
         wk_moqt_group_order go = (iter & 1) ? WK_MOQT_GROUP_ORDER_DESCENDING : WK_MOQT_GROUP_ORDER_ASCENDING;
         wk_moqt_end_of_range eor = (iter & 2) ? WK_MOQT_END_OF_RANGE_ABSOLUTE : WK_MOQT_END_OF_RANGE_DELTA;
         static uint8_t s[8192];
         wk_out so = {s, sizeof s, 0};
         REQUIRE(wk_moqt_fetch_writer_begin(&w, rnd() >> (rnd() % 64), go, eor, &so, &e) == WK_DONE);
-        struct { bool marker; uint64_t flags, g, o, sub; bool dg; uint8_t prio; uint64_t plen; } rec[24];
-        size_t nr = 1 + rnd() % 24;
+        static fetch_recs recs;
+        recs.n = 1 + rnd() % 24;
+        size_t nr = recs.n;
+        fetch_rec *rec = recs.r;
         uint64_t g = (go == WK_MOQT_GROUP_ORDER_DESCENDING) ? 1000000 : rnd() % 1000, obj = rnd() % 50;
         uint64_t sub = 0;
         uint8_t prio = (uint8_t)rnd();
@@ -799,7 +952,7 @@ static void test_fetch_writer(void)
             if (marker) {
                 static const uint64_t mk[3] = {0x8C, 0x10C, 0x20C};
                 rec[i].flags = mk[rnd() % 3];
-                CHECK(wk_moqt_fetch_writer_end_of_range(&w, rec[i].flags, g, obj, &so, &e) == WK_DONE);
+                CHECK(wk_moqt_fetch_writer_write_end_of_range(&w, rec[i].flags, g, obj, &so, &e) == WK_DONE);
                 continue;
             }
             unsigned sc = rnd() % 4;
@@ -811,9 +964,9 @@ static void test_fetch_writer(void)
             rec[i].plen = rnd() % 5;
             uint8_t pl[8] = {1, 2, 3, 4, 5, 6, 7, 8};
             wk_moqt_fetch_object_out fo = {0, g, obj, rec[i].sub, prio, NULL, 0, pl, rec[i].plen};
-            fo.flags = wk_moqt_fetch_writer_flags_for(&w, &fo, rec[i].dg);
+            fo.flags = wk_moqt_fetch_writer_pick_flags(&w, &fo, rec[i].dg);
             rec[i].flags = fo.flags;
-            wk_result rr = wk_moqt_fetch_writer_object(&w, &fo, &so, &e);
+            wk_result rr = wk_moqt_fetch_writer_write(&w, &fo, &so, &e);
             CHECKF(rr == WK_DONE, "iter %d rec %zu flags 0x%02" PRIx64 ": %s", iter, i, fo.flags, e.msg);
             if (rr != WK_DONE) goto next;
         }
@@ -822,49 +975,51 @@ static void test_fetch_writer(void)
             memset(&ro, 0, sizeof ro);
             ro.group_order = go;
             ro.end_of_range = eor;
-            wk_moqt_stream_reader r;
-            wk_moqt_stream_reader_init(&r, WK_MOQT_CARRIER_FETCH, &ro);
-            size_t idx = 0, at2 = 0;
-            bool ok = true;
-            while (at2 < so.pos) {
-                size_t len = 1 + rnd() % 9;
-                if (len > so.pos - at2) len = so.pos - at2;
-                wk_in in = {s + at2, len, 0};
-                for (;;) {
-                    wk_moqt_event ev = wk_moqt_stream_read(&r, &in, &e);
-                    if (ev == WK_MOQT_EV_NEED_INPUT) break;
-                    if (ev == WK_MOQT_EV_ERROR) {
-                        ok = false;
-                        break;
-                    }
-                    if (ev == WK_MOQT_EV_FETCH_OBJECT) {
-                        const wk_moqt_fetch_object *fo = &r.fetch_object;
-                        if (idx >= nr || fo->group_id != rec[idx].g || fo->object_id != rec[idx].o ||
-                            fo->flags != rec[idx].flags || fo->end_of_range != rec[idx].marker)
-                            ok = false;
-                        else if (!rec[idx].marker &&
-                                 (fo->publisher_priority != rec[idx].prio ||
-                                  fo->has_subgroup_id == rec[idx].dg ||
-                                  (!rec[idx].dg && fo->subgroup_id != rec[idx].sub) ||
-                                  fo->payload_length != rec[idx].plen))
-                            ok = false;
-                        idx++;
-                    }
-                }
-                if (!ok) break;
-                at2 += len;
-            }
-            CHECKF(ok && idx == nr && wk_moqt_stream_reader_finish(&r, &e) == WK_OK,
-                   "fetch round trip iter %d (%zu of %zu): %s", iter, idx, nr, e.msg);
+            static wk_contract_moqt m;
+            wk_contract_moqt_setup(&m, WK_MOQT_CARRIER_FETCH, &ro);
+            m.on_event = fetch_match;
+            m.user = &recs;
+            wk_contract_outcome oc;
+            CHECKF(wk_contract_check(&wk_contract_moqt_ops, &m, NULL, s, so.pos, WK_CONTRACT_ALL,
+                                     &oc, why, sizeof why) &&
+                       oc.verdict == WK_DONE && m.r.objects == nr,
+                   "fetch round trip iter %d (%llu of %zu): %s", iter,
+                   (unsigned long long)m.r.objects, nr, why);
         }
     next:;
     }
 }
 
-/* Random subgroup streams: writer -> reader at random splits. */
+/* What a subgroup round trip wrote, and the adapter hook comparing the reader's events with it. */
+typedef struct subgroup_recs {
+    const wk_moqt_subgroup_header *h;
+    size_t n;
+    uint64_t ids[40], plens[40], st[40];
+} subgroup_recs;
+
+static bool subgroup_match(wk_contract *c, wk_contract_moqt *m)
+{
+    const subgroup_recs *want = m->user;
+    const wk_moqt_stream_reader *r = &m->r;
+    if (r->event == WK_MOQT_EVENT_SUBGROUP_HEADER &&
+        (r->subgroup.track_alias != want->h->track_alias ||
+         r->subgroup.group_id != want->h->group_id))
+        return wk_contract_fail(c, "header fields differ");
+    if (r->event != WK_MOQT_EVENT_OBJECT) return true;
+    uint64_t idx = r->objects - 1;
+    if (idx >= want->n || r->object.object_id != want->ids[idx] ||
+        r->object.payload_length != want->plens[idx] ||
+        (r->object.has_status && r->object.status != want->st[idx]))
+        return wk_contract_fail(c, "object %llu differs", (unsigned long long)idx);
+    return true;
+}
+
+/* Random subgroup streams: writer -> reader, whole, byte by byte and in chunks of several sizes
+ * (the harness), with the same objects. */
 static void test_subgroup_roundtrip(void)
 {
     static uint8_t s[16384];
+    static subgroup_recs recs;
     for (int iter = 0; iter < 300; iter++) {
         uint64_t type;
         do type = rnd() % 128; while (!wk_moqt_subgroup_type_is_valid(type));
@@ -879,8 +1034,10 @@ static void test_subgroup_roundtrip(void)
         wk_error e;
         wk_out o = {s, sizeof s, 0};
         REQUIRE(wk_moqt_subgroup_writer_begin(&w, &h, &o, &e) == WK_DONE);
-        uint64_t ids[40], plens[40], st[40];
+        uint64_t *ids = recs.ids, *plens = recs.plens, *st = recs.st;
         size_t n = rnd() % 40;
+        recs.h = &h;
+        recs.n = n;
         uint64_t id = first;
         uint8_t pairs[16];
         wk_moqt_property gp = {WK_MOQT_PROP_PRIOR_GROUP_ID_GAP, 3, NULL, 0};
@@ -897,47 +1054,22 @@ static void test_subgroup_roundtrip(void)
                 ob.properties = pairs;
                 ob.properties_len = pw.pos;
             }
-            REQUIRE(wk_moqt_subgroup_writer_object(&w, &ob, &o, &e) == WK_DONE);
+            REQUIRE(wk_moqt_subgroup_writer_write(&w, &ob, &o, &e) == WK_DONE);
         }
-        wk_moqt_stream_reader r;
-        wk_moqt_stream_reader_init(&r, WK_MOQT_CARRIER_SUBGROUP, NULL);
-        size_t at = 0, idx = 0;
-        bool ok = true;
-        uint64_t got_payload = 0;
-        while (at < o.pos && ok) {
-            size_t len = 1 + rnd() % 64;
-            if (len > o.pos - at) len = o.pos - at;
-            wk_in in = {s + at, len, 0};
-            for (;;) {
-                wk_moqt_event ev = wk_moqt_stream_read(&r, &in, &e);
-                if (ev == WK_MOQT_EV_NEED_INPUT) break;
-                if (ev == WK_MOQT_EV_ERROR) {
-                    ok = false;
-                    break;
-                }
-                if (ev == WK_MOQT_EV_SUBGROUP_HEADER) {
-                    if (r.subgroup.track_alias != h.track_alias || r.subgroup.group_id != h.group_id)
-                        ok = false;
-                } else if (ev == WK_MOQT_EV_OBJECT) {
-                    if (idx >= n || r.object.object_id != ids[idx] ||
-                        r.object.payload_length != plens[idx] ||
-                        (r.object.has_status && r.object.status != st[idx]))
-                        ok = false;
-                    idx++;
-                    got_payload += r.piece.len;
-                } else if (ev == WK_MOQT_EV_PAYLOAD) {
-                    got_payload += r.piece.len;
-                }
-            }
-            at += len;
-        }
-        uint64_t want_payload = 0;
-        for (size_t i = 0; i < n; i++) want_payload += plens[i];
-        CHECKF(ok && idx == n && got_payload == want_payload &&
-                   wk_moqt_stream_reader_finish(&r, &e) == WK_OK,
-               "subgroup round trip iter %d type 0x%02" PRIx64, iter, type);
+        static wk_contract_moqt m;
+        wk_contract_moqt_setup(&m, WK_MOQT_CARRIER_SUBGROUP, NULL);
+        m.on_event = subgroup_match;
+        m.user = &recs;
+        wk_contract_outcome oc;
+        char why[320];
+        CHECKF(wk_contract_check(&wk_contract_moqt_ops, &m, NULL, s, o.pos,
+                                 WK_CONTRACT_WHOLE | WK_CONTRACT_BYTES | WK_CONTRACT_CHUNKS, &oc,
+                                 why, sizeof why) &&
+                   oc.verdict == WK_DONE && m.r.objects == n,
+               "subgroup round trip iter %d type 0x%02" PRIx64 ": %s", iter, type, why);
+        const wk_moqt_stream_reader *r = &m.r;
         if (n && wk_moqt_subgroup_type_id_mode(type) != WK_MOQT_SUBGROUP_ID_EXPLICIT)
-            CHECK(r.subgroup.subgroup_id ==
+            CHECK(r->subgroup.subgroup_id ==
                   (wk_moqt_subgroup_type_id_mode(type) == WK_MOQT_SUBGROUP_ID_ZERO ? 0 : first));
     }
 }
@@ -971,7 +1103,7 @@ static void test_zero_alloc(void)
     REQUIRE(wk_moqt_subgroup_writer_begin(&w, &h, &o, &e) == WK_DONE);
     for (uint64_t i = 0; i < N; i++) {
         wk_moqt_object_out ob = {i, NULL, 0, 0, payload, PL};
-        if (wk_moqt_subgroup_writer_object(&w, &ob, &o, &e) != WK_DONE) break;
+        if (wk_moqt_subgroup_writer_write(&w, &ob, &o, &e) != WK_DONE) break;
     }
     wk_out fo = {f, cap, 0};
     wk_moqt_fetch_writer fw;
@@ -979,29 +1111,26 @@ static void test_zero_alloc(void)
                                        WK_MOQT_END_OF_RANGE_DELTA, &fo, &e) == WK_DONE);
     for (uint64_t i = 0; i < N; i++) {
         wk_moqt_fetch_object_out ob = {0, i / 100, i % 100, 0, 7, NULL, 0, payload, PL};
-        ob.flags = wk_moqt_fetch_writer_flags_for(&fw, &ob, false);
-        if (wk_moqt_fetch_writer_object(&fw, &ob, &fo, &e) != WK_DONE) break;
+        ob.flags = wk_moqt_fetch_writer_pick_flags(&fw, &ob, false);
+        if (wk_moqt_fetch_writer_write(&fw, &ob, &fo, &e) != WK_DONE) break;
     }
     unsigned long used = wk_alloc_probe_end();
     ALLOC_CHECK(used == 0, "writers allocated %lu times", used);
-    /* readers, whole and in 1000-byte pushes */
+    /* readers, whole and in 1000-byte pushes (the harness without copies allocates nothing) */
+    static wk_contract_moqt m;
     for (int chunked = 0; chunked < 2; chunked++) {
         wk_alloc_probe_begin(0);
         uint64_t objs = 0;
         for (int which = 0; which < 2; which++) {
-            const uint8_t *src = which ? f : s;
-            size_t len = which ? fo.pos : o.pos;
-            wk_moqt_stream_reader r;
-            wk_moqt_stream_reader_init(&r, WK_MOQT_CARRIER_ANY, NULL);
-            size_t step = chunked ? 1000 : len;
-            for (size_t at = 0; at < len; at += step) {
-                wk_in in = {src + at, len - at < step ? len - at : step, 0};
-                wk_moqt_event ev;
-                while ((ev = wk_moqt_stream_read(&r, &in, &e)) != WK_MOQT_EV_NEED_INPUT)
-                    if (ev == WK_MOQT_EV_OBJECT || ev == WK_MOQT_EV_FETCH_OBJECT) objs++;
-                    else if (ev == WK_MOQT_EV_ERROR) break;
-            }
-            if (wk_moqt_stream_reader_finish(&r, &e) != WK_OK) objs = 0; /* fails the count */
+            wk_contract_moqt_setup(&m, WK_MOQT_CARRIER_ANY, NULL);
+            wk_contract_plan plan = {chunked ? 1000 : 0, NULL, 0, 0, false, false};
+            wk_contract_outcome oc;
+            char why[320];
+            CHECKF(wk_contract_drive(&wk_contract_moqt_ops, &m, NULL, which ? f : s,
+                                     which ? fo.pos : o.pos, &plan, &oc, why, sizeof why) &&
+                       oc.verdict == WK_DONE,
+                   "%s", why);
+            objs += m.r.objects;
         }
         wk_moqt_datagram d;
         memset(&d, 0, sizeof d);
@@ -1013,7 +1142,7 @@ static void test_zero_alloc(void)
             d.object_id = (uint64_t)i;
             wk_moqt_datagram_encode_checked(&d, &dgo, &e);
             wk_moqt_datagram back;
-            if (wk_moqt_datagram_decode(dg, dgo.pos, NULL, &back, &e) == WK_OK) objs++;
+            if (wk_moqt_datagram_decode(&back, &(wk_in){dg, dgo.pos, 0}, NULL, &e) == WK_DONE) objs++;
         }
         used = wk_alloc_probe_end();
         CHECK(objs == 3 * N);
