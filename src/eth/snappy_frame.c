@@ -3,7 +3,7 @@
  * between the caller's buffers when a whole chunk (or piece) and room for its result are there;
  * otherwise bytes go through the object's own body/output (or piece/chunk) buffers. */
 #include "eth_internal.h"
-#include <snappy-c.h>
+#include <snappy-c.h> /* the encoder compresses with libsnappy */
 #include <string.h>
 
 #define T_COMPRESSED 0x00
@@ -202,9 +202,9 @@ static wk_code handle_body(wk_snappy_frame_decoder *d, const uint8_t *body, uint
         dst = NULL; /* no decoding: the data is emitted from where it is */
     } else {
         uint64_t declared;
-        size_t blen = len - 4;
+        size_t blen = len - 4, plen;
         wk_error e;
-        if (wk_snappy_block_peek(data, blen, WK_SNAPPY_FRAME_MAX_DATA, &declared, NULL, &e) !=
+        if (wk_snappy_block_peek(data, blen, WK_SNAPPY_FRAME_MAX_DATA, &declared, &plen, &e) !=
             WK_OK) {
             if (e.code == WK_ERR_SNAPPY_TOO_LARGE)
                 return DFAIL(d, err, WK_ERR_FRAME_CHUNK_TOO_LARGE, d->chunk_start,
@@ -219,18 +219,9 @@ static wk_code handle_body(wk_snappy_frame_decoder *d, const uint8_t *body, uint
                          "chunk of %zu bytes after %llu takes the output above its limit %llu", n,
                          (unsigned long long)d->committed, (unsigned long long)d->limit);
         dst = n > 0 && room >= n ? out->dst + out->pos : d->obuf;
-        size_t got = n;
-        if ((wk_snappy_wrap_suspect(data, blen) &&
-             wk_snappy_block_validate(data, blen, WK_SNAPPY_FRAME_MAX_DATA, NULL, &e) != WK_OK) ||
-            snappy_uncompress((const char *)data, blen, (char *)dst, &got) != SNAPPY_OK ||
-            got != n) {
-            if (wk_snappy_block_validate(data, blen, WK_SNAPPY_FRAME_MAX_DATA, NULL, &d->error) !=
-                WK_OK) {
-                if (d->error.has_offset) d->error.offset += body_off + 4;
-                return latch(d, err);
-            }
-            return DFAIL(d, err, WK_ERR_BACKEND, d->chunk_start,
-                         "libsnappy rejected a block the validator accepts");
+        if (wk_snappy_decode_body(data, blen, plen, dst, n, &d->error) != WK_OK) {
+            d->error.offset += body_off + 4;
+            return latch(d, err);
         }
         data = dst;
     }
