@@ -5,3 +5,7 @@ add_test(NAME eth_crc32c COMMAND test_eth_crc32c)
 
 wk_test(test_eth_snappy eth/test_snappy.c)
 add_test(NAME eth_snappy COMMAND test_eth_snappy ${WK_VECTORS_DIR}/eth)
+
+# Our block decoder, every kernel forced in turn, with guard pages (tests/eth/test_snappy_decode.c).
+wk_test(test_eth_snappy_decode eth/test_snappy_decode.c)
+add_test(NAME eth_snappy_decode COMMAND test_eth_snappy_decode ${WK_VECTORS_DIR}/eth)
