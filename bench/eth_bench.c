@@ -45,6 +45,11 @@
 #define WK_VECTORS_DIR "tests/vectors"
 #endif
 
+/* The block decoder's test hooks (src/eth/snappy_decode.c): force a kernel, name one. */
+int wk_snappy__set_kernel(int id);
+const char *wk_snappy__kernel_name(int id);
+#define NKERNELS 4
+
 #define PIECE ((size_t)65536)
 #define BIG_IO ((size_t)1 << 20)
 #define MAX_REPS 51
@@ -483,6 +488,7 @@ typedef struct dataset {
     const uint8_t *comp; /* the file's own compressed block, or NULL */
     size_t comp_len;
     bool framed;         /* also a framed row */
+    uint8_t *own;        /* libsnappy's encoding when the file has no block (freed at the end) */
 } dataset;
 
 static const char *human(size_t n, char *buf, size_t cap)
@@ -514,13 +520,23 @@ int main(int argc, char **argv)
     size_t mib = 4;
     bool quick = false;
     const char *shared = WK_VECTORS_DIR;
+    int kernel = -1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) quick = true;
+        else if (strcmp(argv[i], "--kernel") == 0 && i + 1 < argc) {
+            const char *k = argv[++i];
+            kernel = -2;
+            for (int id = 0; id < NKERNELS; id++)
+                if (strcmp(k, wk_snappy__kernel_name(id)) == 0) kernel = id;
+            if (strcmp(k, "auto") == 0) kernel = -1;
+            if (kernel == -2) die("--kernel: portable, bmi2, avx2, avx512 or auto");
+        }
         else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--mib") == 0 && i + 1 < argc) mib = (size_t)atoi(argv[++i]);
         else if (strcmp(argv[i], "--vectors") == 0 && i + 1 < argc) shared = argv[++i];
         else {
-            fprintf(stderr, "usage: eth_bench [--quick] [--reps N] [--mib N] [--vectors DIR]\n");
+            fprintf(stderr, "usage: eth_bench [--quick] [--reps N] [--mib N] [--vectors DIR] "
+                            "[--kernel portable|bmi2|avx2|avx512|auto]\n");
             return 2;
         }
     }
@@ -540,9 +556,9 @@ int main(int argc, char **argv)
     english(text, n);
     json(js, n);
     random_bytes(rb, n);
-    ds[nds++] = (dataset){"English-like text", text, n, NULL, 0, true};
-    ds[nds++] = (dataset){"JSON-like records", js, n, NULL, 0, true};
-    ds[nds++] = (dataset){"random bytes", rb, n, NULL, 0, true};
+    ds[nds++] = (dataset){"English-like text", text, n, NULL, 0, true, NULL};
+    ds[nds++] = (dataset){"JSON-like records", js, n, NULL, 0, true, NULL};
+    ds[nds++] = (dataset){"random bytes", rb, n, NULL, 0, true, NULL};
     struct {
         const char *name, *path;
         size_t decoded;
@@ -576,7 +592,7 @@ int main(int argc, char **argv)
         files[v] = f;
         size_t dn;
         uint8_t *raw = vector_block(comp, clen, vecs[v].decoded, &dn);
-        ds[nds++] = (dataset){vecs[v].name, raw, dn, comp, clen, vecs[v].framed};
+        ds[nds++] = (dataset){vecs[v].name, raw, dn, comp, clen, vecs[v].framed, NULL};
     }
     /* the req/resp vector: SSZ bytes and Lodestar's framed stream */
     size_t ssz_len, framed_len;
@@ -585,7 +601,7 @@ int main(int argc, char **argv)
     uint8_t *framed = read_file(
         shared, "reqresp-framed/lodestar/goerliShadowForkBlock.13249/streamed.snappy", &framed_len);
     if (!quick)
-        ds[nds++] = (dataset){"SSZ Bellatrix block 13249 (lodestar)", ssz, ssz_len, NULL, 0, true};
+        ds[nds++] = (dataset){"SSZ Bellatrix block 13249 (lodestar)", ssz, ssz_len, NULL, 0, true, NULL};
 
     size_t maxn = 0;
     for (size_t i = 0; i < nds; i++)
@@ -597,8 +613,12 @@ int main(int argc, char **argv)
     uint8_t *enc2 = xmalloc(enc_cap), *out = xmalloc(maxn + 2 * PIECE);
     uint8_t *stream = xmalloc(stream_cap);
 
+    int ran = wk_snappy__set_kernel(kernel);
+    if (kernel >= 0 && ran != kernel) die("--kernel: this CPU cannot run that kernel");
     printf("wirekit %s eth_bench: libsnappy (snappy-c), ISA-L crc32_iscsi; vectors %s\n",
            wk_version(), shared);
+    printf("block decoder kernel: %s (%s)\n", wk_snappy__kernel_name(ran),
+           kernel >= 0 ? "forced by --kernel" : "the library's run-time choice");
     printf("MB/s = 10^6 uncompressed bytes per second (CRC: GB/s = 10^9 input bytes per second), "
            "median of %d repetitions (each >= %.0f ms); ratio = median of the per-repetition "
            "speed ratios\n",
@@ -626,11 +646,15 @@ int main(int argc, char **argv)
         if (d->comp) {
             j.comp = d->comp;
             j.comp_len = d->comp_len;
-        } else {
+        } else { /* kept for the kernel table below */
             size_t cl = enc_cap;
             if (snappy_compress((const char *)d->raw, d->n, (char *)comp_buf, &cl) != SNAPPY_OK)
                 die("snappy_compress");
-            j.comp = comp_buf;
+            d->own = xmalloc(cl);
+            memcpy(d->own, comp_buf, cl);
+            d->comp = d->own;
+            d->comp_len = cl;
+            j.comp = d->comp;
             j.comp_len = cl;
         }
         memset(out, 0, d->n);
@@ -649,6 +673,37 @@ int main(int argc, char **argv)
                pe.ratio, same ? "yes" : "no", pd.a, pd.b, pd.ratio, pv.a, 1.0 / pv.ratio);
         fflush(stdout);
     }
+
+    /* ---- block decode per kernel ---- */
+    printf("\n### Block decode by kernel (forced), beside libsnappy (MB/s; ratio = kernel / "
+           "libsnappy)\n\n");
+    int kern_ids[NKERNELS], nkern = 0;
+    for (int k = 0; k < NKERNELS; k++)
+        if (wk_snappy__set_kernel(k) == k) kern_ids[nkern++] = k;
+    printf("| data | libsnappy |");
+    for (int k = 0; k < nkern; k++) printf(" %s | ratio |", wk_snappy__kernel_name(kern_ids[k]));
+    printf("\n|---|---:|");
+    for (int k = 0; k < nkern; k++) printf("---:|---:|");
+    printf("\n");
+    for (size_t i = 0; i < nds; i++) {
+        dataset *d = &ds[i];
+        block_job j = {d->raw, d->n, d->comp, d->comp_len, enc, enc_cap, 0, out};
+        pair pk[NKERNELS];
+        for (int k = 0; k < nkern; k++) {
+            wk_snappy__set_kernel(kern_ids[k]);
+            memset(out, 0, d->n);
+            op_wk_block_decode(&j);
+            if (memcmp(out, d->raw, d->n) != 0) die("kernel block decode mismatch");
+            pk[k] = compare(op_wk_block_decode, &j, op_lib_block_decode, &j, (double)d->n, 1e6, reps);
+        }
+        double lib[NKERNELS];
+        for (int k = 0; k < nkern; k++) lib[k] = pk[k].b;
+        printf("| %s | %.1f |", d->name, median(lib, nkern));
+        for (int k = 0; k < nkern; k++) printf(" %.1f | %.3f |", pk[k].a, pk[k].ratio);
+        printf("\n");
+        fflush(stdout);
+    }
+    wk_snappy__set_kernel(kernel);
 
     /* ---- framed ---- */
     printf("\n### Snappy framing format (64 KiB pushes and views) against libsnappy on the same "
@@ -823,6 +878,7 @@ int main(int argc, char **argv)
            frame_target ? "met on every row" : "MISSED on some row", crc_target ? "met" : "MISSED");
     printf("total time %.1f s\n", now() - t_start);
 
+    for (size_t i = 0; i < nds; i++) free(ds[i].own);
     for (size_t i = 3; i < nds; i++)
         if (ds[i].raw != ssz) free(ds[i].raw);
     for (size_t v = 0; v < nvec; v++) free(files[v]);

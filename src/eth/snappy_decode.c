@@ -52,13 +52,21 @@
 #define FAST_IN_MARGIN 64  /* fast while more than this many input bytes remain at the tag */
 #define FAST_OUT_MARGIN 64 /* ... and at least this many output bytes */
 
-/* Per tag byte: the element's length (short literal: 1..60; copy-1: 4..11; copy-2/-4: 1..64), the
- * copy-1 offset's high bits (already shifted: 0..0x700), and whether the fast loop leaves it to
- * slow_element (long literals: tags f0, f4, f8, fc; every copy-4). */
+/* Per tag byte: bits 0-7 the element's length (short literal: 1..60; copy-1: 4..11; copy-2/-4:
+ * 1..64); bit 8 set when the fast loop leaves the element to slow_element (long literals: tags
+ * f0, f4, f8, fc; every copy-4); bits 9-20 the base of the offset: a copy-1's high offset bits
+ * (0..0x700, the low byte follows the tag), 0 for copy-2 (whose offset is the next 2 bytes), and
+ * for a short literal its own length (the fast loop's offset tests then pass for it once that
+ * many bytes have been produced). */
 #define TAG_LEN_MASK 0xffu
-#define TAG_OFFHI_MASK 0x700u
-#define TAG_SLOW 0x800u
-static uint16_t tag_table[256];
+#define TAG_SLOW 0x100u
+#define TAG_OFF_SHIFT 9
+static uint32_t tag_table[256];
+/* A long literal's length field: 1..4 bytes (index = bytes). */
+static const uint32_t lit_len_mask[5] = {0, 0xffu, 0xffffu, 0xffffffu, 0xffffffffu};
+/* Long literals up to this length are copied in 64-byte steps inside the fast loop (when the
+ * rounded-up steps stay inside both buffers), longer ones by memcpy. */
+#define LONG_LITERAL_STEPS 512
 
 static WK_ALWAYS_INLINE uint32_t load_le32(const uint8_t *p)
 {
@@ -80,6 +88,9 @@ static uint64_t load_le(const uint8_t *p, unsigned n)
 /* One element at *ipp, every rule checked before memory is touched, in the order and with the
  * messages of wk_snappy_block_validate. Writes exactly the element's bytes at *opp (<= out_end)
  * and advances both cursors; on an error nothing moves. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
 static wk_code slow_element(const uint8_t *src, const uint8_t *end, const uint8_t **ipp,
                             uint8_t *dst, uint8_t *out_end, uint8_t **opp, wk_error *err)
 {
@@ -159,7 +170,14 @@ static const uint32_t low_bytes_mask[3] = {0, 0xffu, 0xffffu};
 /* Smallest multiple of the offset that is at least 8 (offsets 1..7). */
 static const uint8_t pattern_step8[8] = {0, 8, 8, 9, 8, 10, 12, 14};
 
-static WK_ALWAYS_INLINE void copy8(uint8_t *d, const uint8_t *s) { memcpy(d, s, 8); }
+/* 8 bytes through a register: d and s may overlap (then the bytes read are those before the
+ * store). */
+static WK_ALWAYS_INLINE void copy8(uint8_t *d, const uint8_t *s)
+{
+    uint64_t v;
+    memcpy(&v, s, 8);
+    memcpy(d, &v, 8);
+}
 
 static WK_ALWAYS_INLINE void portable_copy(uint8_t *op, const uint8_t *from, size_t len)
 {
@@ -191,6 +209,7 @@ static WK_ALWAYS_INLINE void portable_pattern(uint8_t *op, size_t off, size_t le
 #undef K_PATTERN
 
 #if WK_SNAPPY_X86
+
 /* ---------------------------------------------------------------------------------------------
  * Pattern tables for the SIMD kernels (built once, before any kernel runs)
  * ------------------------------------------------------------------------------------------- */
@@ -279,8 +298,9 @@ AVX2_ATTR static WK_ALWAYS_INLINE void copy32(uint8_t *d, const uint8_t *s)
 
 AVX2_ATTR static WK_ALWAYS_INLINE void avx2_copy(uint8_t *op, const uint8_t *from, size_t len)
 {
+    (void)len; /* always 64 bytes: no branch on the length */
     copy32(op, from);
-    if (len > 32) copy32(op + 32, from + 32);
+    copy32(op + 32, from + 32);
 }
 
 AVX2_ATTR static WK_ALWAYS_INLINE void avx2_pattern(uint8_t *op, size_t off, size_t len)
@@ -378,12 +398,12 @@ static void kernel_init(void)
     for (unsigned t = 0; t < 256; t++) {
         unsigned m = t >> 2, v;
         switch (t & 3) {
-        case 0: v = m < 60 ? m + 1 : TAG_SLOW; break;
-        case 1: v = (4 + (m & 7)) | ((t >> 5) << 8); break;
+        case 0: v = m < 60 ? (m + 1) | (m + 1) << TAG_OFF_SHIFT : TAG_SLOW; break;
+        case 1: v = (4 + (m & 7)) | ((t >> 5) << 8) << TAG_OFF_SHIFT; break;
         case 2: v = m + 1; break;
         default: v = (m + 1) | TAG_SLOW; break;
         }
-        tag_table[t] = (uint16_t)v;
+        tag_table[t] = v;
     }
     kernel_cpu[KERNEL_PORTABLE] = 1;
 #if WK_SNAPPY_X86
