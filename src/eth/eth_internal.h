@@ -64,6 +64,12 @@ static inline bool wk_leb128_minimal(const uint8_t *p, size_t used)
 wk_code wk_snappy_decode_body(const uint8_t *src, size_t n, size_t start, uint8_t *dst, size_t want,
                               wk_error *err);
 
+/* CRC-32C (continuing `crc`, as wk_crc32c_update) of src[0..n) while copying it to dst (not
+ * overlapping), in steps of WK_CRC32C_COPY_STEP bytes: each step checksummed, then copied while
+ * it is in L1 (crc32c.c). */
+#define WK_CRC32C_COPY_STEP 4096
+uint32_t wk_crc32c_copy(uint8_t *dst, const uint8_t *src, size_t n, uint32_t crc);
+
 static inline uint32_t wk_load_le32(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;

@@ -42,9 +42,11 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 #define WK_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define WK_LIKELY(x) __builtin_expect(!!(x), 1)
 #define WK_ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define WK_UNLIKELY(x) (x)
+#define WK_LIKELY(x) (x)
 #define WK_ALWAYS_INLINE inline
 #endif
 
@@ -184,23 +186,57 @@ static WK_ALWAYS_INLINE void portable_copy(uint8_t *op, const uint8_t *from, siz
     for (size_t k = 0; k < len; k += 8) copy8(op + k, from + k);
 }
 
-static WK_ALWAYS_INLINE void portable_pattern(uint8_t *op, size_t off, size_t len)
+static WK_ALWAYS_INLINE uint64_t load_le64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+static WK_ALWAYS_INLINE void store_le64(uint8_t *p, uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    memcpy(p, &v, 8);
+}
+
+static WK_ALWAYS_INLINE void portable_pattern(uint8_t *op, size_t off, size_t len,
+                                              size_t produced)
 {
     if (off >= 8) {
         for (size_t k = 0; k < len; k += 8) copy8(op + k, op + k - off);
         return;
     }
-    const uint8_t *from = op - off;
-    for (size_t k = 0; k < 8; k++) op[k] = from[k]; /* the first 8 bytes, byte by byte */
-    const size_t step = pattern_step8[off];         /* 8..14: reads only bytes already right */
-    for (size_t k = 8; k < len; k += 8) copy8(op + k, op + k - step);
+    if (produced < 8) { /* early in the output: the first 8 bytes byte by byte, then 8-byte
+                           steps of a multiple of the offset, reading only bytes already right */
+        const uint8_t *from = op - off;
+        for (size_t k = 0; k < 8; k++) op[k] = from[k];
+        const size_t step = pattern_step8[off];
+        for (size_t k = 8; k < len; k += 8) copy8(op + k, op + k - step);
+        return;
+    }
+    /* The 8-byte pattern in a register, built from the 8 bytes before op (their last `off` are
+     * the pattern), then rotated from one 8-byte block to the next: block k + 1 is block k
+     * shifted by r = 8 mod off bytes, refilled from its own period. */
+    const uint64_t last = load_le64(op - 8);
+    uint64_t b = 0;
+    for (unsigned x = 0; x < 8; x++) b |= ((last >> (8 * (8 - off + x % off))) & 0xffu) << (8 * x);
+    const unsigned r = 8 % (unsigned)off;
+    for (size_t k = 0; k < len; k += 8) {
+        store_le64(op + k, b);
+        b = (b >> (8 * r)) | (b << (8 * (off - r)));
+    }
 }
 
 #define K_FN decode_portable
 #define K_ATTR
 #define K_OFFSET(v, k) ((v) & low_bytes_mask[k])
 #define K_COPY(op, from, len) portable_copy(op, from, len)
-#define K_PATTERN(op, off, len) portable_pattern(op, off, len)
+#define K_PATTERN(op, off, len) portable_pattern(op, off, len, produced)
 #include "snappy_decode_kernel.h"
 #undef K_FN
 #undef K_ATTR
@@ -217,12 +253,17 @@ static WK_ALWAYS_INLINE void portable_pattern(uint8_t *op, size_t off, size_t le
  * 16-byte block of it to the next ((16 + x) mod d, applied to the current block). */
 static _Alignas(16) uint8_t pat16_first[16][16];
 static _Alignas(16) uint8_t pat16_next[16][16];
+static _Alignas(16) uint8_t pat16_tail[16][16]; /* pat16_first for a load from op - 16 */
 /* The same for 32-byte blocks (vpshufb works per 128-bit lane): lane 0 x mod d, lane 1
  * (16 + x) mod d, both taken from a broadcast 16-byte load; then (32 + x) mod d in each lane. */
 static _Alignas(32) uint8_t pat32_first[16][32];
 static _Alignas(32) uint8_t pat32_next[16][32];
+/* pat32_first for a source loaded from op - 16 instead of op - d (the pattern's d bytes are the
+ * load's last d: index 16 - d + ...). */
+static _Alignas(32) uint8_t pat32_tail[16][32];
 /* For an offset d in 1..63: x mod d, indices for one vpermb over 64 bytes. */
 static _Alignas(64) uint8_t pat64[64][64];
+static _Alignas(64) uint8_t pat64_tail[64][64]; /* pat64 for a load from op - 64 */
 
 static void pattern_tables_build(void)
 {
@@ -230,12 +271,18 @@ static void pattern_tables_build(void)
         for (unsigned x = 0; x < 16; x++) {
             pat16_first[d][x] = (uint8_t)(x % d);
             pat16_next[d][x] = (uint8_t)((16 + x) % d);
+            pat16_tail[d][x] = (uint8_t)(16 - d + x % d);
             pat32_first[d][x] = (uint8_t)(x % d);
             pat32_first[d][16 + x] = (uint8_t)((16 + x) % d);
             pat32_next[d][x] = pat32_next[d][16 + x] = (uint8_t)((32 + x) % d);
+            pat32_tail[d][x] = (uint8_t)(16 - d + x % d);
+            pat32_tail[d][16 + x] = (uint8_t)(16 - d + (16 + x) % d);
         }
     for (unsigned d = 1; d < 64; d++)
-        for (unsigned x = 0; x < 64; x++) pat64[d][x] = (uint8_t)(x % d);
+        for (unsigned x = 0; x < 64; x++) {
+            pat64[d][x] = (uint8_t)(x % d);
+            pat64_tail[d][x] = (uint8_t)(64 - d + x % d);
+        }
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -258,14 +305,22 @@ BMI2_ATTR static WK_ALWAYS_INLINE void bmi2_copy(uint8_t *op, const uint8_t *fro
     }
 }
 
-BMI2_ATTR static WK_ALWAYS_INLINE void bmi2_pattern(uint8_t *op, size_t off, size_t len)
+BMI2_ATTR static WK_ALWAYS_INLINE void bmi2_pattern(uint8_t *op, size_t off, size_t len,
+                                                    size_t produced)
 {
     if (off >= 16) { /* 16-byte steps read only bytes already written */
         for (size_t k = 0; k < len; k += 16) copy16(op + k, op + k - off);
         return;
     }
-    __m128i p = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)(op - off)),
-                                 _mm_load_si128((const __m128i *)(const void *)pat16_first[off]));
+    /* The pattern's source: the 16 bytes before op when there are 16 (usually inside one
+     * earlier 16-byte store, so the load is forwarded from it), else the 16 bytes at op - off. */
+    __m128i p;
+    if (WK_LIKELY(produced >= 16))
+        p = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)(op - 16)),
+                             _mm_load_si128((const __m128i *)(const void *)pat16_tail[off]));
+    else
+        p = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)(op - off)),
+                             _mm_load_si128((const __m128i *)(const void *)pat16_first[off]));
     const __m128i next = _mm_load_si128((const __m128i *)(const void *)pat16_next[off]);
     _mm_storeu_si128((__m128i *)(void *)op, p);
     for (size_t k = 16; k < len; k += 16) {
@@ -278,7 +333,7 @@ BMI2_ATTR static WK_ALWAYS_INLINE void bmi2_pattern(uint8_t *op, size_t off, siz
 #define K_ATTR BMI2_ATTR
 #define K_OFFSET(v, k) _bzhi_u32((v), 8 * (k))
 #define K_COPY(op, from, len) bmi2_copy(op, from, len)
-#define K_PATTERN(op, off, len) bmi2_pattern(op, off, len)
+#define K_PATTERN(op, off, len) bmi2_pattern(op, off, len, produced)
 #include "snappy_decode_kernel.h"
 #undef K_FN
 #undef K_ATTR
@@ -303,7 +358,8 @@ AVX2_ATTR static WK_ALWAYS_INLINE void avx2_copy(uint8_t *op, const uint8_t *fro
     copy32(op + 32, from + 32);
 }
 
-AVX2_ATTR static WK_ALWAYS_INLINE void avx2_pattern(uint8_t *op, size_t off, size_t len)
+AVX2_ATTR static WK_ALWAYS_INLINE void avx2_pattern(uint8_t *op, size_t off, size_t len,
+                                                    size_t produced)
 {
     if (off >= 32) { /* len > 32: two 32-byte steps, the second reads bytes already written */
         copy32(op, op - off);
@@ -316,10 +372,20 @@ AVX2_ATTR static WK_ALWAYS_INLINE void avx2_pattern(uint8_t *op, size_t off, siz
                              _mm_loadu_si128((const __m128i *)(const void *)(op + k - off)));
         return;
     }
-    const __m256i src = _mm256_broadcastsi128_si256(
-        _mm_loadu_si128((const __m128i *)(const void *)(op - off)));
-    __m256i p =
-        _mm256_shuffle_epi8(src, _mm256_load_si256((const __m256i *)(const void *)pat32_first[off]));
+    __m256i p;
+    if (WK_LIKELY(produced >= 16)) {
+        /* the 16 bytes before op: inside the previous element's last store in the common case
+         * (so the load is forwarded from it instead of waiting for it to reach the cache) */
+        const __m256i src = _mm256_broadcastsi128_si256(
+            _mm_loadu_si128((const __m128i *)(const void *)(op - 16)));
+        p = _mm256_shuffle_epi8(src,
+                                _mm256_load_si256((const __m256i *)(const void *)pat32_tail[off]));
+    } else {
+        const __m256i src = _mm256_broadcastsi128_si256(
+            _mm_loadu_si128((const __m128i *)(const void *)(op - off)));
+        p = _mm256_shuffle_epi8(src,
+                                _mm256_load_si256((const __m256i *)(const void *)pat32_first[off]));
+    }
     _mm256_storeu_si256((__m256i *)(void *)op, p);
     if (len > 32) {
         p = _mm256_shuffle_epi8(p, _mm256_load_si256((const __m256i *)(const void *)pat32_next[off]));
@@ -330,7 +396,7 @@ AVX2_ATTR static WK_ALWAYS_INLINE void avx2_pattern(uint8_t *op, size_t off, siz
 #define K_FN decode_avx2
 #define K_ATTR AVX2_ATTR
 #define K_COPY(op, from, len) avx2_copy(op, from, len)
-#define K_PATTERN(op, off, len) avx2_pattern(op, off, len)
+#define K_PATTERN(op, off, len) avx2_pattern(op, off, len, produced)
 #include "snappy_decode_kernel.h"
 #undef K_FN
 #undef K_ATTR
@@ -348,18 +414,24 @@ AVX512_ATTR static WK_ALWAYS_INLINE void avx512_copy(uint8_t *op, const uint8_t 
     _mm512_storeu_si512((void *)op, _mm512_loadu_si512((const void *)from));
 }
 
-AVX512_ATTR static WK_ALWAYS_INLINE void avx512_pattern(uint8_t *op, size_t off, size_t len)
+AVX512_ATTR static WK_ALWAYS_INLINE void avx512_pattern(uint8_t *op, size_t off, size_t len,
+                                                        size_t produced)
 {
-    (void)len; /* off < len <= 64: one permutation of the 64 bytes at op - off */
-    const __m512i idx = _mm512_load_si512((const void *)pat64[off]);
-    _mm512_storeu_si512((void *)op,
-                        _mm512_permutexvar_epi8(idx, _mm512_loadu_si512((const void *)(op - off))));
+    (void)len; /* off < len <= 64: one permutation of 64 bytes before op (or from op - off) */
+    __m512i p;
+    if (WK_LIKELY(produced >= 64))
+        p = _mm512_permutexvar_epi8(_mm512_load_si512((const void *)pat64_tail[off]),
+                                    _mm512_loadu_si512((const void *)(op - 64)));
+    else
+        p = _mm512_permutexvar_epi8(_mm512_load_si512((const void *)pat64[off]),
+                                    _mm512_loadu_si512((const void *)(op - off)));
+    _mm512_storeu_si512((void *)op, p);
 }
 
 #define K_FN decode_avx512
 #define K_ATTR AVX512_ATTR
 #define K_COPY(op, from, len) avx512_copy(op, from, len)
-#define K_PATTERN(op, off, len) avx512_pattern(op, off, len)
+#define K_PATTERN(op, off, len) avx512_pattern(op, off, len, produced)
 #include "snappy_decode_kernel.h"
 #undef K_FN
 #undef K_ATTR
