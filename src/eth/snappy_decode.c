@@ -158,8 +158,17 @@ static wk_code slow_element(const uint8_t *src, const uint8_t *end, const uint8_
         return wk_error_set(err, WK_ERR_SNAPPY_OVERRUN, t,
                             "copy of %llu bytes, %llu of the declared length left",
                             (unsigned long long)len, (unsigned long long)room);
-    const uint8_t *from = op - off;
-    for (size_t k = 0; k < (size_t)len; k++) op[k] = from[k]; /* forward, byte by byte */
+    /* exactly len bytes, with the forward byte-by-byte result of spec 1.4 */
+    if (off >= len) {
+        memcpy(op, op - off, (size_t)len);
+    } else { /* the period once, then doubling copies of whole periods */
+        memcpy(op, op - off, (size_t)off);
+        for (size_t k = (size_t)off; k < (size_t)len;) {
+            size_t m = (size_t)len - k < k ? (size_t)len - k : k;
+            memcpy(op + k, op, m);
+            k += m;
+        }
+    }
     *ipp = ip;
     *opp = op + len;
     return WK_OK;

@@ -17,13 +17,15 @@
  * offset load) and at least 64 bytes of output left (no short element writes more than 64). Under
  * those margins a short literal (<= 60 bytes) and a copy-1/copy-2 (<= 64 bytes) can neither run
  * past the input (TRUNCATED) nor past the declared length (OVERRUN); the one check left is the copy
- * offset, made before anything is read through it. Everything else (copy-4, a bad offset, a bad long
- * literal, the last bytes of input or output) leaves the fast loop at the element's tag and goes
- * through slow_element, which checks every rule in the validator's order and names the error
- * (a long literal that breaks no rule is copied in the fast loop, after checking its length
- * against both ends).
- * So no kernel reads outside src[0..n) or writes outside dst[0..want), and every kernel reports
- * exactly the validator's error and offset. */
+ * offset, made before anything is read through it. A long literal is checked against both ends
+ * and copied there too. Within the last 64 input bytes, while 64 output bytes remain, a second
+ * loop still decodes copy-1/copy-2 elements wide (they read only the output), each checked
+ * against the exact end of the input. Everything else (copy-4, a bad offset, a bad literal,
+ * literals near the input's end, the last 64 output bytes) leaves these loops at the element's
+ * tag and goes through slow_element, which checks every rule in the validator's order before it
+ * touches memory, names the error, and copies exactly the element's bytes. So no kernel reads
+ * outside src[0..n) or writes outside dst[0..want), and every kernel reports exactly the
+ * validator's error and offset. */
 
 K_ATTR static wk_code K_FN(const uint8_t *src, size_t n, size_t start, uint8_t *dst, size_t want,
                            wk_error *err)
@@ -87,6 +89,26 @@ K_ATTR static wk_code K_FN(const uint8_t *src, size_t n, size_t start, uint8_t *
                 op += len;
                 ip += adv;
             } while (ip < ip_lim && op <= op_lim);
+        }
+        /* Near the end of the input (the last 64 bytes hold up to ~21 copies of 64 bytes on
+         * copy-heavy data) with output room left: copies still go wide (they read only the
+         * output), each checked against the exact input end; anything else is slow_element's. */
+        while (ip < end && out_end - op >= FAST_OUT_MARGIN) {
+            const uint32_t t = *ip;
+            const uint32_t type = t & 3;
+            if (type == 0 || type == 3 || (size_t)(end - ip) <= type) break;
+            const uint32_t e = tag_table[t];
+            const size_t len = e & TAG_LEN_MASK;
+            const size_t off =
+                (e >> TAG_OFF_SHIFT) + (type == 1 ? ip[1] : (size_t)ip[1] | (size_t)ip[2] << 8);
+            const size_t produced = (size_t)(op - dst);
+            if (off - 1 >= produced) break;
+            if (off < len)
+                K_PATTERN(op, off, len);
+            else
+                K_COPY(op, op - off, len);
+            op += len;
+            ip += 1 + type;
         }
         if (ip == end) break;
         wk_code c = slow_element(src, end, &ip, dst, out_end, &op, err);
