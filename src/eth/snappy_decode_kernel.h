@@ -111,8 +111,14 @@ K_ATTR static wk_code K_FN(const uint8_t *src, size_t n, size_t start, uint8_t *
             ip += 1 + type;
         }
         if (ip == end) break;
-        wk_code c = slow_element(src, end, &ip, dst, out_end, &op, err);
+        /* through copies, so that ip and op never have their address taken (they stay in
+         * registers in the loops above) */
+        const uint8_t *sip = ip;
+        uint8_t *sop = op;
+        wk_code c = slow_element(src, end, &sip, dst, out_end, &sop, err);
         if (c != WK_OK) return c;
+        ip = sip;
+        op = sop;
     }
     if (op != out_end)
         return wk_error_set(err, WK_ERR_SNAPPY_LENGTH_MISMATCH, n,
