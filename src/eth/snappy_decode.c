@@ -5,27 +5,33 @@
  * and offsets as wk_snappy_block_validate, in the same order (the failing element's tag; the end
  * of the input for LENGTH_MISMATCH). It replaces libsnappy's decoding (two passes: libsnappy,
  * then our validator to name a failure, and a guard for libsnappy's 2^32-literal leniency).
+ * libsnappy stays for encoding and as the reference the tests and fuzz targets compare with.
  *
  * Kernels, in the pattern of src/common/blake3.c (portable code plus target-attributed SIMD
  * kernels, one chosen once at run time, a test hook to force one):
- *   portable  plain C: 8-byte copies, overlapping copies by a byte-built 8-byte pattern then
- *             8-byte steps of a multiple of the offset; the kernel on every CPU;
- *   bmi2      BMI2 (bzhi) offset extraction, SSSE3 16-byte copies, overlapping copies with
- *             offsets below 16 by a pshufb pattern rotated in a register;
- *   avx2      BMI2 + AVX2 32-byte copies, overlapping copies with offsets below 16 by one
+ *   portable  plain C: 8-byte copies; an overlapping copy (offset below 8) keeps its 8-byte
+ *             pattern in a register, rotated from one 8-byte store to the next;
+ *   bmi2      BMI2 (bzhi) offset extraction, SSSE3 16-byte copies, an overlapping copy with an
+ *             offset below 16 by a pshufb pattern rotated in a register;
+ *   avx2      BMI2 + AVX2 32-byte copies, an overlapping copy with an offset below 16 by one
  *             vpshufb pattern across both lanes (rotated for the second 32 bytes), 16..31 by
  *             16-byte steps;
  *   avx512    BMI2 + AVX-512 (F, BW, VBMI) 64-byte copies, every overlapping copy (any offset
- *             below 64) by a single vpermb from a table of x mod offset indices.
- * The element walk (snappy_decode_kernel.h) is the same source in every kernel; only the copies
- * and the offset extraction differ. All kernels check bounds the same way: the fast loop runs only
- * while more than 64 input bytes and at least 64 output bytes remain, so no wide load or store can
- * leave src[0..n) or dst[0..want); the elements near the ends, long literals, copy-4 and any
- * failing element go through slow_element(), which checks each rule before touching memory.
+ *             below 64) by a single vpermb from a table of indices.
+ * The SIMD patterns are taken from the 16 (64) bytes just before the output position, which the
+ * previous element usually wrote in one store, so the load is forwarded from that store instead
+ * of waiting for it to reach the cache (loading from op - offset instead cost 30 % on copy-heavy
+ * blocks). The element walk (snappy_decode_kernel.h, included once per kernel) is the same source
+ * in every kernel; only the copies and the offset extraction differ. Bounds: see that file; in
+ * short, wide loads and stores happen only while the margins guarantee them inside src[0..n) and
+ * dst[0..want), and everything else goes through slow_element(), which checks each rule before
+ * touching memory and copies exactly.
  *
- * Choice (when the caller forces nothing): the fastest kernel the CPU has, measured on this
- * project's machine (docs/benchmarks.md, "Ethereum Snappy"): avx2, else bmi2, else portable. The
- * avx512 kernel runs only when forced (it is correct, fuzzed and benchmarked like the others).
+ * Choice (when the caller forces nothing): avx2 when the CPU has AVX2 and BMI2, else bmi2 (BMI2
+ * and SSSE3), else portable. Measured on this project's machine (docs/benchmarks.md, "Ethereum
+ * Snappy"), avx2 is the fastest; the avx512 kernel is slower there on copy-heavy data (Zen 4
+ * splits 512-bit stores), so it runs only when forced; it is tested, fuzzed and benchmarked like
+ * the others.
  *
  * Memory safety notes: the caller guarantees that src and dst do not overlap; dst is never NULL
  * (a zero-length output still passes a 1-byte buffer), so `dst + want` is always defined. */
