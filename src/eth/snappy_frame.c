@@ -422,10 +422,11 @@ static wk_code put_chunk(const uint8_t *src, size_t n, uint8_t *dst, bool with_i
             if (cbuf) memcpy(p + 8, cbuf, clen);
         }
     }
-    if (type == T_UNCOMPRESSED && n) memcpy(p + 8, src, n);
+    /* a stored piece is checksummed while it is copied (one pass, as the decoder does) */
+    uint32_t crc = type == T_UNCOMPRESSED ? wk_crc32c_copy(p + 8, src, n, 0) : wk_crc32c(src, n);
     p[0] = type;
     wk_store_le24(p + 1, (uint32_t)(body + 4));
-    wk_store_le32(p + 4, wk_snappy_mask_crc(wk_crc32c(src, n)));
+    wk_store_le32(p + 4, wk_snappy_mask_crc(crc));
     *written = (size_t)(p - dst) + 8 + body;
     return WK_OK;
 }
