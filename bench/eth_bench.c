@@ -299,6 +299,24 @@ typedef struct frame_job {
     uint8_t *scratch; /* one block (block_stride bytes) */
 } frame_job;
 
+/* A job decoding `stream` (or encoding raw[0..n) into `enc`, both stream_cap bytes) into `out`,
+ * 64 KiB pushes and views; the baseline's fields are the caller's. */
+static frame_job frame_job_make(const uint8_t *raw, size_t n, uint8_t *stream, size_t stream_cap,
+                                uint8_t *enc, uint8_t *out, wk_snappy_frame_decoder *d)
+{
+    frame_job j;
+    memset(&j, 0, sizeof j);
+    j.raw = raw;
+    j.n = n;
+    j.stream = stream;
+    j.stream_cap = stream_cap;
+    j.enc = enc;
+    j.out = out;
+    j.d = d;
+    j.io = PIECE;
+    return j;
+}
+
 static void op_wk_frame_encode(void *c)
 {
     frame_job *j = c;
@@ -825,21 +843,12 @@ int main(int argc, char **argv)
         if (strcmp(d->name, RINKEBY) == 0) rinkeby_block = block_ratio[i];
         if (strcmp(d->name, BELLATRIX) == 0) bellatrix_block = block_speed[i];
         if (!d->framed) continue;
-        frame_job j;
-        memset(&j, 0, sizeof j);
-        j.raw = d->raw;
-        j.n = d->n;
-        j.stream = stream;
-        j.stream_cap = stream_cap;
-        j.enc = enc;
-        j.out = out;
+        frame_job j = frame_job_make(d->raw, d->n, stream, stream_cap, enc, out, fd);
         j.e = fe;
-        j.d = fd;
         j.pieces = (d->n + PIECE - 1) / PIECE;
         j.blocks = blocks;
         j.block_stride = stride;
         j.block_len = block_len;
-        j.io = PIECE;
         j.scratch = scratch;
         /* the stream the decoders read; streaming and one-shot encodings must be equal */
         op_wk_frame_encode_all(&j);
@@ -950,19 +959,10 @@ int main(int argc, char **argv)
         pair p1 = compare(op_crc_then_copy, &cj, op_copy_pieces, &cj, (double)n, 1e9, reps);
         pair p2 = compare(op_crc_copy_steps, &cj, op_copy_pieces, &cj, (double)n, 1e9, reps);
         /* the framed decoder on the random bytes (its 0x01 chunks) beside the floor */
-        frame_job j;
-        memset(&j, 0, sizeof j);
-        j.raw = rb;
-        j.n = n;
-        j.stream = stream;
-        j.stream_cap = stream_cap;
-        j.enc = enc;
-        j.out = out;
-        j.d = fd;
+        frame_job j = frame_job_make(rb, n, stream, stream_cap, enc, out, fd);
         op_wk_frame_encode_all(&j);
         memcpy(stream, enc, j.enc_len);
         j.stream_len = j.enc_len;
-        j.io = PIECE;
         pair f1 = compare(op_wk_frame_decode, &j, op_crc_then_copy, &cj, (double)n, 1e9, reps);
         j.io = BIG_IO;
         pair f2 = compare(op_wk_frame_decode, &j, op_crc_then_copy, &cj, (double)n, 1e9, reps);
@@ -1011,14 +1011,8 @@ int main(int argc, char **argv)
     op_lib_rr(&rj);
     if (memcmp(out, ssz, ssz_len) != 0) die("libsnappy req/resp blocks mismatch");
     /* the same framed stream through the framing decoder alone (64 KiB pushes and views) */
-    frame_job fj;
-    memset(&fj, 0, sizeof fj);
-    fj.n = ssz_len;
-    fj.stream = framed;
+    frame_job fj = frame_job_make(ssz, ssz_len, framed, framed_len, NULL, out, fd);
     fj.stream_len = framed_len;
-    fj.out = out;
-    fj.d = fd;
-    fj.io = PIECE;
     memset(out, 0, ssz_len);
     op_wk_frame_decode(&fj);
     if (memcmp(out, ssz, ssz_len) != 0) die("framed decode of streamed.snappy mismatch");
