@@ -1,11 +1,59 @@
 /* Reference primitives for the eth libFuzzer targets, written from the spec and independent of
  * src/eth: a bitwise (table) CRC-32C and its mask (spec 2.3), little-endian loads, and a Snappy
- * block validator (spec 1.1-1.5). Include after fuzz_check.h. */
+ * block validator (spec 1.1-1.5). Also the kernel choice of a fuzzing process (below). Include
+ * after fuzz_check.h. */
 #ifndef WK_FUZZ_ETH_REF_H
 #define WK_FUZZ_ETH_REF_H
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The block decoder's test hooks (src/eth/snappy_decode.c; not in the public header). */
+int wk_snappy__set_kernel(int id);
+const char *wk_snappy__kernel_name(int id);
+#define ETH_KERNELS 4 /* ids 0 portable, 1 bmi2, 2 avx2, 3 avx512 */
+
+/* The kernel this process forces, read once from the environment: WK_SNAPPY_KERNEL=portable,
+ * bmi2, avx2, avx512 (or 0..3) forces that kernel for every decode (a long run per kernel); unset
+ * (or "all"), -1: the library's default choice, and targets that can afford it decode each input
+ * with every kernel. A kernel the CPU lacks, or an unknown name, stops the process: a run must
+ * not silently test another kernel than the one it names. */
+static inline int eth_fuzz_kernel(void)
+{
+    static int kernel = -2;
+    if (kernel != -2) return kernel;
+    const char *v = getenv("WK_SNAPPY_KERNEL");
+    kernel = -1;
+    if (v && *v && strcmp(v, "all") != 0) {
+        int id = -1;
+        for (int k = 0; k < ETH_KERNELS; k++)
+            if (strcmp(v, wk_snappy__kernel_name(k)) == 0 || (v[0] == '0' + k && v[1] == 0)) id = k;
+        if (id < 0) {
+            fprintf(stderr, "WK_SNAPPY_KERNEL=%s: not a kernel (portable, bmi2, avx2, avx512)\n", v);
+            abort();
+        }
+        if (wk_snappy__set_kernel(id) != id) {
+            fprintf(stderr, "WK_SNAPPY_KERNEL=%s: this CPU cannot run it\n", v);
+            abort();
+        }
+        fprintf(stderr, "eth fuzz: block decoder kernel forced to %s\n", wk_snappy__kernel_name(id));
+        kernel = id;
+    }
+    return kernel;
+}
+
+/* For targets that decode each input with one kernel: unless one is forced, picks the kernel from
+ * a hash of the input (so every kernel runs over a corpus, and a crash reproduces from its input
+ * alone). */
+static inline void eth_fuzz_kernel_for(const uint8_t *data, size_t size)
+{
+    if (eth_fuzz_kernel() >= 0) return;
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < size && i < 64; i++) h = (h ^ data[i]) * 16777619u;
+    wk_snappy__set_kernel((int)(h % ETH_KERNELS));
+}
 
 NO_COVERAGE static inline uint32_t ref_crc32c(const uint8_t *p, size_t n)
 {

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "fuzz_check.h"
+#include "eth_ref.h"
 
 static const uint64_t max_datas[8] = {0, 1, 16, 255, 4096, 65536, 16777215, 16777216};
 static const unsigned depths[16] = {0, 1, 2, 3, 4, 5, 8, 16, 32, 64, 100, 255, 256, 257, 4096,
@@ -197,6 +198,7 @@ static void re_encode(uint64_t id, const uint8_t *md, size_t len, bool compress)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    eth_fuzz_kernel_for(data, size); /* WK_SNAPPY_KERNEL forces one */
     if (size < 1) return 0;
     bool compressed = data[0] & 1;
     uint64_t max_data = max_datas[(data[0] >> 1) & 7];

@@ -429,6 +429,7 @@ static outcome run(const wk_rr_options *o, const wk_ssz_bounds *alt, const uint8
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    eth_fuzz_kernel_for(data, size); /* WK_SNAPPY_KERNEL forces one */
     if (size < 2) return 0;
     wk_rr_options o;
     memset(&o, 0, sizeof o);

@@ -521,6 +521,7 @@ static void round_trip(const uint8_t *wire, size_t n, size_t rep, uint64_t seed)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    eth_fuzz_kernel_for(data, size); /* WK_SNAPPY_KERNEL forces one */
     if (size < 2) return 0;
     size_t push = pushes[data[0] & 7], cap = views[(data[0] >> 3) & 7];
     unsigned lm = data[0] >> 6;

@@ -3,8 +3,9 @@
  * Parts (specification: shared/seeds/002_*.txt, decisions: shared/specs/eth-snappy.md, whose
  * section numbers are cited below as "spec N.N"):
  *   - CRC-32C (ISA-L crc32_iscsi) and the Snappy checksum mask (spec 2.3)
- *   - Snappy block format through libsnappy, with the preamble read and bounded before any output
- *     exists and a validating pass of ours that names the failure (spec 1)
+ *   - Snappy block format: our one-pass validating decoder (portable and SIMD kernels chosen at
+ *     run time), with the preamble read and bounded before any output exists; libsnappy encodes
+ *     (spec 1)
  *   - Snappy framing format, ours: streaming decoder and encoder (spec 2)
  *   - the RLP subset for message ids and headers, canonical forms enforced (spec 3)
  *   - (a) devp2p RLPx frame-data: msg-id || snappy(msg-data), 24-bit frame-size (spec 4)
@@ -81,16 +82,18 @@ wk_code wk_snappy_block_peek(const uint8_t *src, size_t n, uint64_t max_out, uin
 
 /* Our own sequential validating pass over a whole block: every rule of spec 1.5 in order, with the
  * failing element's offset; writes no output. *declared (may be NULL) receives the declared
- * length. Used to name the failure when libsnappy rejects a block, and by the fuzz targets. */
+ * length. The decoders below report exactly the same errors (they validate while they decode);
+ * this pass stays as their independent reference (tests, fuzz targets) and for callers that
+ * only need the verdict. */
 wk_code wk_snappy_block_validate(const uint8_t *src, size_t n, uint64_t max_out, uint64_t *declared,
                                  wk_error *err);
 
-/* Decodes the whole block src[0..n) into dst (caller-owned, dst_cap bytes) with libsnappy, after
- * the preamble check against max_out. *out_len = the declared length on success. dst_cap below the
- * declared length is WK_ERR_ARG (Integration). On failure the error is the one
- * wk_snappy_block_validate reports; dst contents are then unspecified. (libsnappy 1.1.9 reads a
- * literal length field FF FF FF FF as an empty literal and may accept such a block; a block
- * holding the bytes FC FF FF FF FF is therefore validated before libsnappy decodes it.) */
+/* Decodes the whole block src[0..n) (not overlapping dst) into dst (caller-owned, dst_cap bytes)
+ * in one pass with our validating decoder, after the preamble check against max_out. *out_len =
+ * the declared length on success. dst_cap below the declared length is WK_ERR_ARG (Integration).
+ * On failure the error is the one wk_snappy_block_validate reports (same code, same offset);
+ * dst[0..declared) is then unspecified. Reads nothing outside src[0..n) and writes nothing
+ * outside dst[0..declared), on every kernel. */
 wk_code wk_snappy_block_decode(const uint8_t *src, size_t n, uint64_t max_out, uint8_t *dst,
                                size_t dst_cap, size_t *out_len, wk_error *err);
 

@@ -1,6 +1,6 @@
 /* wirekit eth: private helpers shared by the files of src/eth (not installed, not public API).
- * Small and stable: unsigned LEB128 varints (the Snappy preamble and the req/resp length prefix)
- * and little-endian loads and stores. */
+ * Small and stable: unsigned LEB128 varints (the Snappy preamble and the req/resp length prefix),
+ * the block decoder's entry point, and little-endian loads and stores. */
 #ifndef WIREKIT_ETH_INTERNAL_H
 #define WIREKIT_ETH_INTERNAL_H
 
@@ -55,67 +55,20 @@ static inline bool wk_leb128_minimal(const uint8_t *p, size_t used)
     return used == 1 || p[used - 1] != 0;
 }
 
-/* Whether src[p..n) holds the bytes FC FF FF FF FF anywhere (a memchr scan). */
-static inline bool wk_snappy_wrap_scan(const uint8_t *src, size_t p, size_t n)
-{
-    while (n - p >= 5) {
-        const uint8_t *q = (const uint8_t *)memchr(src + p, 0xfc, n - p - 4);
-        if (!q) return false;
-        if (q[1] == 0xff && q[2] == 0xff && q[3] == 0xff && q[4] == 0xff) return true;
-        p = (size_t)(q - src) + 1;
-    }
-    return false;
-}
+/* Our one-pass validating block decoder (snappy_decode.c): decodes the elements src[start..n)
+ * of a block whose preamble src[0..start) declared `want` bytes (already read and bounded by
+ * wk_snappy_block_peek) into dst[0..want), checking every rule of spec 1.5 as it goes. Returns
+ * WK_OK, or the error wk_snappy_block_validate gives for the same block (same code, same offset,
+ * counted from src). Reads only src[0..n), writes only dst[0..want) (contents unspecified on
+ * failure); dst is never NULL (pass a 1-byte buffer for want == 0) and does not overlap src. */
+wk_code wk_snappy_decode_body(const uint8_t *src, size_t n, size_t start, uint8_t *dst, size_t want,
+                              wk_error *err);
 
-/* libsnappy (1.1.9) reads a literal whose 4-byte length field is FF FF FF FF (length 2^32) as an
- * empty literal (32-bit wrap-around) and may then accept the block, which spec 1.3 rejects (Go
- * does). When this returns true, run wk_snappy_block_validate before trusting libsnappy's verdict.
- *
- * It walks the elements of the block src[0..n) (preamble included) from the start, as libsnappy
- * parses them, and returns true at such a literal tag, or at anything malformed (libsnappy will
- * reject that anyway; the validator then names it). Walking costs per element, not per byte:
- * nearly free on literal-heavy blocks (incompressible data, SSZ blobs), where a byte scan would
- * cost up to half of libsnappy's memcpy-speed decoding. On copy-heavy blocks (many short elements:
- * after 32 elements averaging under 32 bytes) it switches, at the current element boundary, to a
- * conservative memchr scan of the rest for the bytes FC FF FF FF FF. */
-static inline bool wk_snappy_wrap_suspect(const uint8_t *src, size_t n)
-{
-    size_t p = 0;
-    while (p < n && p < 4 && (src[p] & 0x80)) p++; /* the preamble (libsnappy: at most 5 bytes) */
-    if (p >= n || (src[p] & 0x80)) return true;
-    size_t start = ++p;
-    uint64_t elements = 0;
-    while (p < n) {
-        uint8_t tag = src[p];
-        size_t skip;
-        switch (tag & 3) {
-        case 0: {
-            size_t m = (size_t)(tag >> 2), len;
-            if (m < 60) {
-                len = m + 1;
-                p += 1;
-            } else {
-                size_t k = m - 59;
-                if (n - p < 1 + k) return true;
-                uint32_t v = 0;
-                for (size_t b = 0; b < k; b++) v |= (uint32_t)src[p + 1 + b] << (8 * b);
-                if (k == 4 && v == 0xffffffffu) return true;
-                len = (size_t)v + 1;
-                p += 1 + k;
-            }
-            skip = len;
-            break;
-        }
-        case 1: skip = 2; break;
-        case 2: skip = 3; break;
-        default: skip = 5; break;
-        }
-        if (n - p < skip) return true;
-        p += skip;
-        if (++elements >= 32 && p - start < elements * 32) return wk_snappy_wrap_scan(src, p, n);
-    }
-    return false;
-}
+/* CRC-32C (continuing `crc`, as wk_crc32c_update) of src[0..n) while copying it to dst (not
+ * overlapping), in steps of WK_CRC32C_COPY_STEP bytes: each step checksummed, then copied while
+ * it is in L1 (crc32c.c). */
+#define WK_CRC32C_COPY_STEP 4096
+uint32_t wk_crc32c_copy(uint8_t *dst, const uint8_t *src, size_t n, uint32_t crc);
 
 static inline uint32_t wk_load_le32(const uint8_t *p)
 {

@@ -1,6 +1,7 @@
 /* wirekit eth: Snappy block format (spec 1). The preamble is read and bounded by us before any
- * output exists; libsnappy decodes and encodes; when libsnappy rejects a block, our own sequential
- * validating pass (spec 1.5, rules in order) names the failure and its offset. */
+ * output exists; our one-pass validating decoder (snappy_decode.c) decodes; libsnappy encodes.
+ * wk_snappy_block_validate, our sequential validating pass (spec 1.5, rules in order, no output),
+ * stays as the reference the decoder is tested and fuzzed against (same errors, same offsets). */
 #include "eth_internal.h"
 #include <snappy-c.h>
 
@@ -124,39 +125,26 @@ wk_code wk_snappy_block_validate(const uint8_t *src, size_t n, uint64_t max_out,
     return WK_OK;
 }
 
-/* libsnappy decodes src into dst (room for exactly `declared` bytes, preamble already checked); on
- * its failure the validator names the error. A block libsnappy would wrongly accept (see
- * wk_snappy_wrap_suspect) is validated first. */
-static wk_code block_decode_checked(const uint8_t *src, size_t n, uint64_t max_out,
-                                    uint64_t declared, uint8_t *dst, wk_error *err)
+/* Decodes the elements after the preamble (plen bytes, declaring `declared`) into dst. */
+static wk_code block_decode_checked(const uint8_t *src, size_t n, size_t plen, uint64_t declared,
+                                    uint8_t *dst, wk_error *err)
 {
     uint8_t dummy;
-    size_t got = (size_t)declared;
-    if (wk_snappy_wrap_suspect(src, n)) {
-        wk_code c = wk_snappy_block_validate(src, n, max_out, NULL, err);
-        if (c != WK_OK) return c;
-    }
-    if (snappy_uncompress((const char *)src, n, (char *)(dst ? dst : &dummy), &got) == SNAPPY_OK &&
-        got == declared)
-        return WK_OK;
-    wk_code c = wk_snappy_block_validate(src, n, max_out, NULL, err);
-    if (c != WK_OK) return c;
-    return wk_error_set(err, WK_ERR_BACKEND, WK_NO_OFFSET,
-                        "libsnappy rejected a block the validator accepts (declared %llu)",
-                        (unsigned long long)declared);
+    return wk_snappy_decode_body(src, n, plen, dst ? dst : &dummy, (size_t)declared, err);
 }
 
 wk_code wk_snappy_block_decode(const uint8_t *src, size_t n, uint64_t max_out, uint8_t *dst,
                                size_t dst_cap, size_t *out_len, wk_error *err)
 {
     uint64_t declared;
-    wk_code c = wk_snappy_block_peek(src, n, max_out, &declared, NULL, err);
+    size_t plen;
+    wk_code c = wk_snappy_block_peek(src, n, max_out, &declared, &plen, err);
     if (c != WK_OK) return c;
     if (declared > dst_cap)
         return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET,
                             "dst_cap %zu below the declared length %llu", dst_cap,
                             (unsigned long long)declared);
-    c = block_decode_checked(src, n, max_out, declared, dst, err);
+    c = block_decode_checked(src, n, plen, declared, dst, err);
     if (c != WK_OK) return c;
     if (out_len) *out_len = (size_t)declared;
     return WK_OK;
@@ -167,7 +155,8 @@ wk_code wk_snappy_block_decode_alloc(const uint8_t *src, size_t n, uint64_t max_
                                      wk_error *err)
 {
     uint64_t declared;
-    wk_code c = wk_snappy_block_peek(src, n, max_out, &declared, NULL, err);
+    size_t plen;
+    wk_code c = wk_snappy_block_peek(src, n, max_out, &declared, &plen, err);
     if (c != WK_OK) return c;
     if (declared > SIZE_MAX)
         return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET,
@@ -178,7 +167,7 @@ wk_code wk_snappy_block_decode_alloc(const uint8_t *src, size_t n, uint64_t max_
     if (!buf)
         return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "allocating %llu bytes failed",
                             (unsigned long long)declared);
-    c = block_decode_checked(src, n, max_out, declared, buf, err);
+    c = block_decode_checked(src, n, plen, declared, buf, err);
     if (c != WK_OK) {
         a.free(a.opaque, buf);
         return c;

@@ -3,7 +3,7 @@
  * between the caller's buffers when a whole chunk (or piece) and room for its result are there;
  * otherwise bytes go through the object's own body/output (or piece/chunk) buffers. */
 #include "eth_internal.h"
-#include <snappy-c.h>
+#include <snappy-c.h> /* the encoder compresses with libsnappy */
 #include <string.h>
 
 #define T_COMPRESSED 0x00
@@ -41,6 +41,7 @@ struct wk_snappy_frame_decoder {
     unsigned hdr_len;
     uint8_t type;
     uint32_t body_len, body_have; /* D_BODY */
+    uint32_t body_crc;            /* D_BODY of a 0x01 chunk: CRC-32C of the data buffered so far */
     uint32_t skip_left;           /* D_SKIP */
     const uint8_t *pend;          /* D_EMIT: into obuf or body */
     uint32_t pend_len, pend_pos;
@@ -57,6 +58,7 @@ static void dec_clear(wk_snappy_frame_decoder *d)
     d->hdr_len = 0;
     d->type = 0;
     d->body_len = d->body_have = d->skip_left = 0;
+    d->body_crc = 0;
     d->pend = NULL;
     d->pend_len = d->pend_pos = 0;
     wk_error_clear(&d->error);
@@ -168,6 +170,7 @@ static void begin_body(wk_snappy_frame_decoder *d, uint8_t type, uint32_t len)
     if (type == T_STREAM_ID || type == T_COMPRESSED || type == T_UNCOMPRESSED) {
         d->body_len = len;
         d->body_have = 0;
+        d->body_crc = 0;
         d->phase = D_BODY;
     } else if (len > 0) {
         d->skip_left = len;
@@ -178,11 +181,13 @@ static void begin_body(wk_snappy_frame_decoder *d, uint8_t type, uint32_t len)
 }
 
 /* Handles the complete body[0..len) of an identifier or data chunk; body_off is its stream
- * offset. A data chunk is decoded straight into out when it has room for all of it (bytes past
- * out->pos may be overwritten even if the chunk then fails), else into obuf; its bytes count
- * only once the checksum has been verified. Leaves the phase at D_HEADER or D_EMIT. */
+ * offset. A data chunk is decoded (0x00) or copied with its checksum computed on the way (0x01)
+ * straight into out when it has room for all of it (bytes past out->pos may be overwritten even
+ * if the chunk then fails), else into obuf; its bytes count only once the checksum has been
+ * verified. For a 0x01 chunk buffered in d->body, `crc_known` says that d->body_crc already holds
+ * its CRC-32C (computed while buffering). Leaves the phase at D_HEADER or D_EMIT. */
 static wk_code handle_body(wk_snappy_frame_decoder *d, const uint8_t *body, uint32_t len,
-                           uint64_t body_off, wk_out *out, wk_error *err)
+                           uint64_t body_off, bool crc_known, wk_out *out, wk_error *err)
 {
     d->phase = D_HEADER;
     if (d->type == T_STREAM_ID) {
@@ -196,15 +201,29 @@ static wk_code handle_body(wk_snappy_frame_decoder *d, const uint8_t *body, uint
     const uint8_t *data = body + 4;
     size_t room = out->dst ? out->size - out->pos : 0;
     size_t n;
-    uint8_t *dst;
+    uint32_t crc;
+    bool in_out = false; /* the chunk's bytes are already at out->dst + out->pos */
     if (d->type == T_UNCOMPRESSED) {
         n = len - 4;
-        dst = NULL; /* no decoding: the data is emitted from where it is */
+        if (n > 0 && room >= n) {
+            if (crc_known) {
+                memcpy(out->dst + out->pos, data, n);
+                crc = d->body_crc;
+            } else {
+                crc = wk_crc32c_copy(out->dst + out->pos, data, n, 0);
+            }
+            in_out = true;
+        } else if (n > 0 && data != d->body + 4) { /* in the caller's input, no room: keep it */
+            crc = wk_crc32c_copy(d->obuf, data, n, 0);
+            data = d->obuf;
+        } else {
+            crc = crc_known ? d->body_crc : wk_crc32c(data, n);
+        }
     } else {
         uint64_t declared;
-        size_t blen = len - 4;
+        size_t blen = len - 4, plen;
         wk_error e;
-        if (wk_snappy_block_peek(data, blen, WK_SNAPPY_FRAME_MAX_DATA, &declared, NULL, &e) !=
+        if (wk_snappy_block_peek(data, blen, WK_SNAPPY_FRAME_MAX_DATA, &declared, &plen, &e) !=
             WK_OK) {
             if (e.code == WK_ERR_SNAPPY_TOO_LARGE)
                 return DFAIL(d, err, WK_ERR_FRAME_CHUNK_TOO_LARGE, d->chunk_start,
@@ -218,36 +237,25 @@ static wk_code handle_body(wk_snappy_frame_decoder *d, const uint8_t *body, uint
             return DFAIL(d, err, WK_ERR_SSZSNAPPY_EXCESS_DATA, d->chunk_start,
                          "chunk of %zu bytes after %llu takes the output above its limit %llu", n,
                          (unsigned long long)d->committed, (unsigned long long)d->limit);
-        dst = n > 0 && room >= n ? out->dst + out->pos : d->obuf;
-        size_t got = n;
-        if ((wk_snappy_wrap_suspect(data, blen) &&
-             wk_snappy_block_validate(data, blen, WK_SNAPPY_FRAME_MAX_DATA, NULL, &e) != WK_OK) ||
-            snappy_uncompress((const char *)data, blen, (char *)dst, &got) != SNAPPY_OK ||
-            got != n) {
-            if (wk_snappy_block_validate(data, blen, WK_SNAPPY_FRAME_MAX_DATA, NULL, &d->error) !=
-                WK_OK) {
-                if (d->error.has_offset) d->error.offset += body_off + 4;
-                return latch(d, err);
-            }
-            return DFAIL(d, err, WK_ERR_BACKEND, d->chunk_start,
-                         "libsnappy rejected a block the validator accepts");
+        uint8_t *dst = n > 0 && room >= n ? out->dst + out->pos : d->obuf;
+        if (wk_snappy_decode_body(data, blen, plen, dst, n, &d->error) != WK_OK) {
+            d->error.offset += body_off + 4;
+            return latch(d, err);
         }
+        crc = wk_crc32c(dst, n);
+        in_out = dst != d->obuf;
         data = dst;
     }
-    uint32_t crc = wk_snappy_mask_crc(wk_crc32c(data, n));
+    crc = wk_snappy_mask_crc(crc);
     if (crc != stored)
         return DFAIL(d, err, WK_ERR_FRAME_CRC, d->chunk_start,
                      "masked CRC-32C %08x, chunk says %08x", (unsigned)crc, (unsigned)stored);
     d->committed += n;
     if (room >= n) {
-        if (n && data != out->dst + out->pos) memcpy(out->dst + out->pos, data, n);
+        if (n && !in_out) memcpy(out->dst + out->pos, data, n);
         out->pos += n;
         d->produced += n;
         return WK_OK;
-    }
-    if (data != d->obuf && data != d->body + 4) { /* the body lies in the caller's input */
-        memcpy(d->obuf, data, n);
-        data = d->obuf;
     }
     d->pend = data;
     d->pend_len = (uint32_t)n;
@@ -289,12 +297,21 @@ wk_result wk_snappy_frame_decode(wk_snappy_frame_decoder *d, wk_out *out, wk_in 
         case D_BODY: {
             size_t avail = in->size - in->pos, need = d->body_len - d->body_have;
             size_t k = avail < need ? avail : need;
-            if (k) memcpy(d->body + d->body_have, in->src + in->pos, k);
+            if (d->type == T_UNCOMPRESSED && k) {
+                /* the checksum bytes as they are, the data with its CRC-32C on the way */
+                size_t head = d->body_have < 4 ? 4 - d->body_have : 0;
+                if (head > k) head = k;
+                memcpy(d->body + d->body_have, in->src + in->pos, head);
+                d->body_crc = wk_crc32c_copy(d->body + d->body_have + head,
+                                             in->src + in->pos + head, k - head, d->body_crc);
+            } else if (k) {
+                memcpy(d->body + d->body_have, in->src + in->pos, k);
+            }
             in->pos += k;
             d->consumed += k;
             d->body_have += (uint32_t)k;
             if (d->body_have < d->body_len) return WK_NEED_INPUT;
-            if (handle_body(d, d->body, d->body_len, d->chunk_start + 4, out, err) != WK_OK)
+            if (handle_body(d, d->body, d->body_len, d->chunk_start + 4, true, out, err) != WK_OK)
                 return WK_ERROR;
             continue;
         }
@@ -319,7 +336,7 @@ wk_result wk_snappy_frame_decode(wk_snappy_frame_decoder *d, wk_out *out, wk_in 
             if (d->phase == D_BODY && avail - 4 >= len) {
                 in->pos += len;
                 d->consumed += len;
-                if (handle_body(d, h + 4, len, d->chunk_start + 4, out, err) != WK_OK)
+                if (handle_body(d, h + 4, len, d->chunk_start + 4, false, out, err) != WK_OK)
                     return WK_ERROR;
             }
             continue;
@@ -405,10 +422,11 @@ static wk_code put_chunk(const uint8_t *src, size_t n, uint8_t *dst, bool with_i
             if (cbuf) memcpy(p + 8, cbuf, clen);
         }
     }
-    if (type == T_UNCOMPRESSED && n) memcpy(p + 8, src, n);
+    /* a stored piece is checksummed while it is copied (one pass, as the decoder does) */
+    uint32_t crc = type == T_UNCOMPRESSED ? wk_crc32c_copy(p + 8, src, n, 0) : wk_crc32c(src, n);
     p[0] = type;
     wk_store_le24(p + 1, (uint32_t)(body + 4));
-    wk_store_le32(p + 4, wk_snappy_mask_crc(wk_crc32c(src, n)));
+    wk_store_le32(p + 4, wk_snappy_mask_crc(crc));
     *written = (size_t)(p - dst) + 8 + body;
     return WK_OK;
 }

@@ -11,12 +11,19 @@ Peers:
     check value first).
   * golang/snappy (Debian golang-github-golang-snappy-dev): tests/eth/go/snappy_peer.go, built
     offline into BUILD_DIR (GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=BUILD_DIR/gocache).
-    The Go peer is required: a missing toolchain or package fails the test.
+  * klauspost/compress s2 in its Snappy-compatible modes (Debian
+    golang-github-klauspost-compress-dev): tests/eth/go/s2_peer.go, built the same way. Its framed
+    writer (WriterSnappyCompat) runs at three levels (default, better, best), with block sizes
+    from 4 KiB to 64 KiB - 8 and with padding chunks (0xfe); its block encoder at three levels.
+    The Go peers are required: a missing toolchain or package fails the test.
 For each peer, format (block, framed), data kind (random, text, SSZ from the vectors) and size
 (0, 1, 65535, 65536, 65537, 10 MiB): the peer compresses and `wirekit eth snappy decompress`
 restores the bytes exactly, and `wirekit eth snappy compress` output is restored exactly by the
 peer. Then the Ethereum layers with the peers' codecs: gossip Message.data (block), req/resp
 request payloads and response chunks (varint + framing), RLPx frame-data (msg-id + block).
+Damaged streams: every peer's framed stream with one bit flipped in a data chunk's body (its
+checksum, or the bytes it covers) is refused, at many positions; a python3-snappy block whose
+preamble has one bit flipped (a different declared length) is refused.
 Ends with `eth_interop: N passed, M failed`.
 """
 import os
@@ -141,23 +148,77 @@ class GoPeer:
         return self._run("framed-decode", data)
 
 
-def build_go_peer():
-    exe = os.path.join(BUILD, "eth_snappy_peer")
+def go_build(name, src_file, what):
+    """Builds tests/eth/go/<src_file> offline into BUILD/<name>; returns the path or None."""
+    exe = os.path.join(BUILD, name)
     env = dict(os.environ)
     env.update({"GO111MODULE": "off", "GOPATH": "/usr/share/gocode", "GOFLAGS": "",
                 "GOCACHE": os.path.join(BUILD, "gocache"), "CGO_ENABLED": "0"})
     env.setdefault("HOME", BUILD)
-    src = os.path.join(HERE, "go", "snappy_peer.go")
+    src = os.path.join(HERE, "go", src_file)
     try:
         r = subprocess.run(["go", "build", "-o", exe, src], env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, timeout=300, cwd=BUILD)
     except OSError as e:
-        check("build the Go peer (go toolchain, golang-github-golang-snappy-dev)", False, str(e))
+        check("build the %s peer (go toolchain, %s)" % (name, what), False, str(e))
         return None
-    if not check("build the Go peer (go build %s, offline, GOPATH=/usr/share/gocode)" % src,
+    if not check("build the %s peer (go build %s, offline, GOPATH=/usr/share/gocode)" % (name, src),
                  r.returncode == 0 and os.path.exists(exe), text(r.stderr, 600)):
         return None
-    return GoPeer(exe)
+    return exe
+
+
+def build_go_peer():
+    exe = go_build("eth_snappy_peer", "snappy_peer.go", "golang-github-golang-snappy-dev")
+    return GoPeer(exe) if exe else None
+
+
+class S2Peer:
+    """klauspost/compress s2 in Snappy-compatible mode. Each framed_compress call picks the next
+    writer configuration (level, block size, padding), so a run covers them all."""
+    name = "klauspost/s2"
+    CONFIGS = (("default", 0, 0), ("better", 0, 0), ("best", 0, 0), ("default", 4096, 0),
+               ("better", 16384, 4096), ("best", 65536, 0), ("default", 32768, 1000))
+    LEVELS = ("default", "better", "best")
+
+    def __init__(self, exe):
+        self.exe = exe
+        self.k = 0
+        self.kb = 0
+
+    def _run(self, args, data):
+        r = subprocess.run([self.exe] + args, input=data, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=300)
+        if r.returncode != 0:
+            raise RuntimeError("s2 peer %s: exit %d: %s" % (args, r.returncode, text(r.stderr)))
+        return r.stdout
+
+    def block_compress(self, data):
+        level = self.LEVELS[self.kb % len(self.LEVELS)]
+        self.kb += 1
+        return self._run(["block-encode", level], data)
+
+    def block_decompress(self, data):
+        return self._run(["block-decode"], data)
+
+    def framed_compress(self, data, config=None):
+        level, block, pad = config or self.CONFIGS[self.k % len(self.CONFIGS)]
+        self.k += 1
+        return self._run(["framed-encode", level, str(block), str(pad)], data)
+
+    def framed_payload(self, data):
+        """A req/resp payload: no padding chunk, which would follow the last data chunk (spec
+        6.4: the byte after it is the next chunk's result byte, or trailing data)."""
+        plain = [c for c in self.CONFIGS if c[2] == 0]
+        return self.framed_compress(data, plain[self.k % len(plain)])
+
+    def framed_decompress(self, data):
+        return self._run(["framed-decode"], data)
+
+
+def build_s2_peer():
+    exe = go_build("eth_s2_peer", "s2_peer.go", "golang-github-klauspost-compress-dev")
+    return S2Peer(exe) if exe else None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -243,7 +304,8 @@ def layer_tests(peer, kinds, rng):
                       r.returncode == 0 and peer.block_decompress(r.stdout) == data, text(r.stderr))
 
                 # req/resp: varint(n) || framed(ssz); n = 0 is the prefix alone.
-                body = uvarint(n) + (peer.framed_compress(data) if n else b"")
+                framed_payload = getattr(peer, "framed_payload", peer.framed_compress)
+                body = uvarint(n) + (framed_payload(data) if n else b"")
                 r = run(["reqresp", "decode", "--request"], body)
                 check(label + ": reqresp decode --request of the peer's payload",
                       r.returncode == 0 and r.stdout == data, "rc=%d %r" % (r.returncode, text(r.stderr)))
@@ -307,6 +369,67 @@ def negative_tests(peer, kinds):
           r.returncode == 2 and r.stderr.startswith(b"SNAPPY_ERR_TOO_LARGE at offset 0"), text(r.stderr))
 
 
+def data_chunk_bodies(framed):
+    """(start, end) of the body of every 0x00 / 0x01 chunk of a framed stream."""
+    out, i = [], 0
+    while i + 4 <= len(framed):
+        t, n = framed[i], int.from_bytes(framed[i + 1:i + 4], "little")
+        if t in (0, 1):
+            out.append((i + 4, i + 4 + n))
+        i += 4 + n
+    return out
+
+
+def flip_tests(peer, kinds, rng):
+    """One bit flipped in a data chunk's body (checksum or covered bytes) is always refused (the
+    checksum covers every decoded byte); a flip elsewhere can be undetectable by design (a padding
+    chunk's body; a data chunk's type turned into a skippable one), so only bodies are flipped."""
+    for kind in ("text", "ssz", "random"):
+        data = kinds[kind](300000)
+        framed = peer.framed_compress(data)
+        bodies = data_chunk_bodies(framed)
+        if not check("%s %s framed: %d data chunks" % (peer.name, kind, len(bodies)), len(bodies) > 0):
+            continue
+        flips = []
+        for k in range(12):
+            start, end = bodies[k % len(bodies)]
+            flips.append(start + rng.randrange(end - start) if k % 3 else start + rng.randrange(4))
+        refused = 0
+        for at in flips:
+            bad = bytearray(framed)
+            bad[at] ^= 1 << rng.randrange(8)
+            r = run(["snappy", "decompress", "--framed"], bytes(bad))
+            ok = r.returncode in (2, 3) and (r.stderr.startswith(b"FRAME_ERR_") or r.stderr.startswith(b"SNAPPY_ERR_"))
+            ok = ok and data.startswith(r.stdout)  # only verified chunks before the damaged one
+            refused += ok
+            if not ok:
+                print("  flip at %d: rc=%d %r" % (at, r.returncode, text(r.stderr)))
+        check("%s %s framed (%d B): %d single-bit flips inside data chunk bodies, all refused (exit 2 or 3, "
+              "FRAME_ERR_* or SNAPPY_ERR_*, output only the chunks before)" % (peer.name, kind, len(framed), len(flips)),
+              refused == len(flips), "%d of %d refused" % (refused, len(flips)))
+
+
+def python_block_flip_tests(kinds):
+    """python3-snappy blocks: decoded exactly (also in codec_matrix); one bit of the preamble's
+    value flipped changes the declared length, which no valid block can then match: refused."""
+    for kind in ("text", "ssz", "random"):
+        for n in (1000, 65536, 300000):
+            data = kinds[kind](n)
+            block = snappy.compress(data)
+            r = run(["snappy", "decompress"], block)
+            check("python3-snappy block %s %d B: wirekit decompresses exactly" % (kind, n),
+                  r.returncode == 0 and r.stdout == data, text(r.stderr))
+            plen = next(i for i, b in enumerate(block) if not b & 0x80) + 1
+            refused = 0
+            for bit in range(7 * plen):
+                bad = bytearray(block)
+                bad[bit // 7] ^= 1 << (bit % 7)
+                r = run(["snappy", "decompress", "--max", str(1 << 30)], bytes(bad))
+                refused += r.returncode in (2, 3) and r.stderr.startswith(b"SNAPPY_ERR_") and r.stdout == b""
+            check("python3-snappy block %s %d B: each of the %d value bits of the preamble flipped: refused"
+                  % (kind, n, 7 * plen), refused == 7 * plen, "%d refused" % refused)
+
+
 def main():
     t0 = time.time()
     rng = random.Random(706)
@@ -328,10 +451,23 @@ def main():
     go = build_go_peer()
     if go:
         peers.append(go)
+    s2 = build_s2_peer()
+    if s2:
+        peers.append(s2)
     for peer in peers:
         codec_matrix(peer, kinds)
         layer_tests(peer, kinds, rng)
         negative_tests(peer, kinds)
+        flip_tests(peer, kinds, rng)
+    python_block_flip_tests(kinds)
+    if s2:  # every s2 writer configuration on the same 1 MiB of SSZ bytes
+        data = kinds["ssz"](1 << 20)
+        for config in S2Peer.CONFIGS:
+            framed = s2.framed_compress(data, config)
+            r = run(["snappy", "decompress", "--framed"], framed)
+            check("klauspost/s2 framed %s, block size %d, padding %d: %d B, wirekit decompresses exactly"
+                  % (config + (len(framed),)), r.returncode == 0 and r.stdout == data,
+                  "rc=%d %r" % (r.returncode, text(r.stderr)))
 
     # The two peers against each other through wirekit: Go compresses, wirekit re-compresses what
     # it decoded, python decompresses (framed, 10 MiB of text).

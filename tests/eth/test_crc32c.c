@@ -1,8 +1,10 @@
 /* CRC-32C and the Snappy mask (spec 2.3): the check value, the mask examples, ISA-L against our
  * slicing-by-8 table and a bitwise reference written here, over lengths 0..300 at every alignment,
- * large buffers (including one above ISA-L's int length, fed in pieces) and chained updates. */
+ * large buffers (including one above ISA-L's int length, fed in pieces) and chained updates; the
+ * framing decoder's fused checksum-and-copy (wk_crc32c_copy, internal) against both. */
 #include "wk_test.h"
 #include <wirekit/eth.h>
+#include "eth_internal.h" /* white-box: src/eth is on this test's include path (snappy.cmake) */
 
 /* Bit-at-a-time reference: reflected polynomial 0x82F63B78, init and final XOR 0xFFFFFFFF. */
 static uint32_t crc_bitwise(const uint8_t *p, size_t n)
@@ -158,6 +160,29 @@ static void test_large(void)
     free(z);
 }
 
+/* wk_crc32c_copy: the same CRC as wk_crc32c_update and the same bytes as memcpy, at lengths
+ * around its 4 KiB steps, chained, at odd alignments; nothing written past the copy. */
+static void test_crc_copy(void)
+{
+    static const size_t lens[] = {0, 1, 7, 4095, 4096, 4097, 8191, 8192, 12289, 65536, 65540};
+    uint8_t *src = malloc(65540 + 16), *dst = malloc(65540 + 32);
+    for (size_t i = 0; i < 65540 + 16; i++) src[i] = (uint8_t)rng();
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+        for (size_t a = 0; a < 3; a++) {
+            size_t n = lens[li];
+            memset(dst, 0xee, 65540 + 32);
+            uint32_t prefix = wk_crc32c(src, a * 5);
+            uint32_t got = wk_crc32c_copy(dst + a, src + a * 5, n, prefix);
+            CHECKF(got == wk_crc32c_update(prefix, src + a * 5, n) &&
+                       (n == 0 || memcmp(dst + a, src + a * 5, n) == 0) && dst[a + n] == 0xee &&
+                       (a == 0 || dst[a - 1] == 0xee),
+                   "wk_crc32c_copy length %zu, alignment %zu", n, a);
+            if (a == 0 && n < 9000) CHECK(wk_crc32c_copy(dst, src, n, 0) == crc_bitwise(src, n));
+        }
+    free(src);
+    free(dst);
+}
+
 int main(void)
 {
     test_check_value();
@@ -165,5 +190,6 @@ int main(void)
     test_lengths_and_alignment();
     test_chained();
     test_large();
+    test_crc_copy();
     return wk_test_summary("eth_crc32c");
 }
