@@ -569,9 +569,10 @@ int main(int argc, char **argv)
             wk_error err;
             r.enc = encs[ei];
             r.level = encs[ei] == WK_ILTP_DEFLATE12C ? dlevel : encs[ei] == WK_ILTP_ZSTD20C ? zlevel : 0;
-            wk_iltp_encoder_params prm = {r.level, &ae};
+            wk_iltp_encoder_params prm = {r.level, &ae, WK_ILTP_BACKEND_DEFAULT};
             r.we = wk_iltp_encoder_create(r.enc, &prm, &err);
-            r.wd = wk_iltp_decoder_create(r.enc, &ad, &err);
+            wk_iltp_decoder_params dprm = {&ad, WK_ILTP_BACKEND_DEFAULT};
+            r.wd = wk_iltp_decoder_create(r.enc, &dprm, &err);
             if (!r.we || !r.wd) die("wirekit create");
             if (r.enc == WK_ILTP_DEFLATE12C) {
                 memset(&r.zc, 0, sizeof r.zc);
