@@ -43,6 +43,7 @@ struct wk_iltp_encoder {
  * Decoder
  * ------------------------------------------------------------------------------------------- */
 enum wk_iltp_dec_state { D_ACTIVE, D_ENDED, D_FAILED };
+enum wk_iltp_zunit { Z_FRAME_HEADER, Z_BLOCK_HEADER, Z_BODY }; /* zstd20c: what libzstd reads next */
 
 #define WK_ILTP_REPLAY_CAP ((size_t)32 << 10) /* ISA-L: input kept since the last checkpoint */
 #define WK_ILTP_CK_WINDOW 4096                /* the deflate12c window zlib restarts with */
@@ -85,10 +86,15 @@ struct wk_iltp_decoder {
     /* zstd20c: libzstd's block API over our own buffers (stream_zstd.c) */
     ZSTD_DCtx *zd;
     uint8_t *ring;           /* decoded history and pending output (window + block + margin) */
+    uint8_t *ring_alloc;     /* the allocation ring lies in (ring is 64-byte aligned) */
     size_t ring_size, r_start, r_end; /* pending output ring[r_start, r_end) */
     uint8_t *zin;            /* a header or block that spans pushes */
     size_t zin_have;
     bool frame_done;         /* the last block is decoded */
+    enum wk_iltp_zunit zunit;
+    bool blk_raw;            /* the current block is raw: its body goes to libzstd piece by piece */
+    bool blk_last;           /* the current block is the last (Last_Block) */
+    uint32_t blk_body;       /* body bytes of the current block (raw: still to come) */
     uint64_t blk_start;      /* zstd20c: the current block's header offset */
     wk_error failure;        /* sticky error */
 };

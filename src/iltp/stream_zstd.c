@@ -14,6 +14,13 @@
 
 #define FRAME_HEADER_LEN 2       /* descriptor 00 + window descriptor */
 #define BLOCK_MAX ((size_t)128 << 10)
+#define DELIVER_MIN ((size_t)8 << 10) /* decoded bytes gathered in the ring before a copy out */
+
+/* A failed ZSTD_decompressContinue without a call into the shared library per check (the
+ * per-block path checks two results per block): a success returns the bytes a unit decoded, at
+ * most a block (128 KiB); an error is a larger value, which zstd_fail confirms with
+ * ZSTD_isError. */
+static inline bool zfailed(size_t r) { return r > BLOCK_MAX; }
 
 static ZSTD_customMem zstd_mem(const wk_allocator *a)
 {
@@ -109,7 +116,10 @@ wk_code wk_iltp_zstd_decoder_init(wk_iltp_decoder *d, wk_error *err)
                                                ZSTD_CONTENTSIZE_UNKNOWN);
     if (ZSTD_isError(d->ring_size))
         return wk_error_set(err, WK_ERR_BACKEND, WK_NO_OFFSET, "ZSTD_decodingBufferSize_min failed");
-    d->ring = d->alloc.alloc(d->alloc.opaque, d->ring_size);
+    /* 64-byte aligned, whatever the allocator returns: memcpy in and out of the ring is
+     * measurably sensitive to alignment on this machine */
+    d->ring_alloc = d->alloc.alloc(d->alloc.opaque, d->ring_size + 63);
+    d->ring = d->ring_alloc ? (uint8_t *)(((uintptr_t)d->ring_alloc + 63) & ~(uintptr_t)63) : NULL;
     d->zin = d->ring ? d->alloc.alloc(d->alloc.opaque, BLOCK_MAX) : NULL;
     if (!d->zin) return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "zstd decoder buffers");
     return WK_OK;
@@ -118,10 +128,10 @@ wk_code wk_iltp_zstd_decoder_init(wk_iltp_decoder *d, wk_error *err)
 void wk_iltp_zstd_decoder_free(wk_iltp_decoder *d)
 {
     if (d->zd) ZSTD_freeDCtx(d->zd);
-    if (d->ring) d->alloc.free(d->alloc.opaque, d->ring);
+    if (d->ring_alloc) d->alloc.free(d->alloc.opaque, d->ring_alloc);
     if (d->zin) d->alloc.free(d->alloc.opaque, d->zin);
     d->zd = NULL;
-    d->ring = d->zin = NULL;
+    d->ring = d->ring_alloc = d->zin = NULL;
 }
 
 wk_code wk_iltp_zstd_decoder_reset(wk_iltp_decoder *d, wk_error *err)
@@ -130,6 +140,7 @@ wk_code wk_iltp_zstd_decoder_reset(wk_iltp_decoder *d, wk_error *err)
     d->zin_have = 0;
     d->frame_done = false;
     d->blk_start = FRAME_HEADER_LEN;
+    d->zunit = Z_FRAME_HEADER;
     /* the dictionary does not begin with the dictionary magic, so libzstd takes it as raw
      * content: history before the first byte, default entropy tables (as refPrefix does) */
     if (ZSTD_isError(ZSTD_decompressBegin_usingDict(d->zd, wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN)))
@@ -162,7 +173,8 @@ static wk_result zstd_header_check(wk_iltp_decoder *d, const wk_in *in, wk_error
     return WK_DONE;
 }
 
-/* Reserved block types and oversized blocks are refused before libzstd, at the block's offset. */
+/* Reserved block types and oversized blocks are refused before libzstd, at the block's offset.
+ * Notes the block's type, body size (1 for RLE) and last flag. */
 static wk_result block_header_check(wk_iltp_decoder *d, const uint8_t h3[3], wk_error *err)
 {
     uint32_t h = (uint32_t)h3[0] | (uint32_t)h3[1] << 8 | (uint32_t)h3[2] << 16;
@@ -172,11 +184,16 @@ static wk_result block_header_check(wk_iltp_decoder *d, const uint8_t h3[3], wk_
         return wk_iltp_dec_fail(d, err, WK_ERR_ILTP_ZSTD_MALFORMED, d->blk_start, "reserved block type");
     if (size > BLOCK_MAX)
         return wk_iltp_dec_fail(d, err, WK_ERR_ILTP_ZSTD_MALFORMED, d->blk_start, "block size over 128 KiB");
+    d->blk_raw = type == 0;
+    d->blk_last = h & 1;
+    d->blk_body = type == 1 ? 1 : size;
     return WK_DONE;
 }
 
 static wk_result zstd_fail(wk_iltp_decoder *d, wk_error *err, size_t r, bool in_header)
 {
+    if (!ZSTD_isError(r))
+        return wk_iltp_dec_fail(d, err, WK_ERR_BACKEND, WK_NO_OFFSET, "internal: a zstd unit decoded to over 128 KiB");
     ZSTD_ErrorCode c = ZSTD_getErrorCode(r);
     if (c == ZSTD_error_memory_allocation)
         return wk_iltp_dec_fail(d, err, WK_ERR_NOMEM, WK_NO_OFFSET, "zstd decoder out of memory");
@@ -187,13 +204,30 @@ static wk_result zstd_fail(wk_iltp_decoder *d, wk_error *err, size_t r, bool in_
     return wk_iltp_dec_fail(d, err, WK_ERR_ILTP_ZSTD_MALFORMED, in_header ? 0 : d->blk_start, what);
 }
 
+/* The input is consumed: deliver what waits in the ring before asking for more. */
+static wk_result zstd_need_input(wk_iltp_decoder *d, wk_out *out)
+{
+    size_t n = d->r_end - d->r_start, room = out->size - out->pos;
+    if (n > room) n = room;
+    if (n) {
+        memcpy(out->dst + out->pos, d->ring + d->r_start, n);
+        out->pos += n;
+        d->r_start += n;
+        d->produced += n;
+    }
+    return d->r_start < d->r_end ? WK_NEED_OUTPUT : WK_NEED_INPUT;
+}
+
 wk_result wk_iltp_zstd_decode_step(wk_iltp_decoder *d, wk_out *out, wk_in *in, wk_error *err)
 {
     if (d->consumed < FRAME_HEADER_LEN && zstd_header_check(d, in, err) == WK_ERROR) return WK_ERROR;
     for (;;) {
-        /* deliver pending output */
-        if (d->r_start < d->r_end) {
-            size_t n = d->r_end - d->r_start, room = out->size - out->pos;
+        /* deliver pending output: in pieces of at least DELIVER_MIN (small blocks gather in the
+         * ring), and all of it before the ring wraps and before any return */
+        size_t pending = d->r_end - d->r_start;
+        bool wrap = d->zunit == Z_BLOCK_HEADER && d->r_end + BLOCK_MAX > d->ring_size;
+        if (pending && (pending >= DELIVER_MIN || wrap || d->frame_done)) {
+            size_t n = pending, room = out->size - out->pos;
             if (n > room) n = room;
             if (n) {
                 memcpy(out->dst + out->pos, d->ring + d->r_start, n);
@@ -201,50 +235,85 @@ wk_result wk_iltp_zstd_decode_step(wk_iltp_decoder *d, wk_out *out, wk_in *in, w
                 d->r_start += n;
                 d->produced += n;
             }
-            if (d->r_start < d->r_end) return WK_NEED_OUTPUT;
+            if (d->r_start < d->r_end && (wrap || d->frame_done || out->pos == out->size)) return WK_NEED_OUTPUT;
         }
         if (d->frame_done) {
             d->state = D_ENDED;
             return WK_DONE;
         }
-        /* everything delivered: wrap when a whole block no longer fits (what libzstd's stream
-         * does; the block after the jump reads the end of the ring as its external history) */
-        if (d->r_end + BLOCK_MAX > d->ring_size) d->r_start = d->r_end = 0;
-        size_t need = ZSTD_nextSrcSizeToDecompress(d->zd);
-        if (need == 0) { /* the last block was decoded (no checksum follows) */
-            d->frame_done = true;
-            continue;
+        size_t avail0 = in->size - in->pos;
+        if (d->zunit == Z_BLOCK_HEADER && d->zin_have == 0 && avail0 >= 3 && !wrap) {
+            /* the common case: a whole block in the push, header and body in one pass */
+            const uint8_t *h = in->src + in->pos;
+            d->blk_start = d->consumed;
+            if (block_header_check(d, h, err) == WK_ERROR) return WK_ERROR;
+            if (avail0 - 3 >= d->blk_body) {
+                size_t r = ZSTD_decompressContinue(d->zd, d->ring + d->r_end, 0, h, 3); /* writes nothing */
+                if (zfailed(r)) return zstd_fail(d, err, r, false);
+                in->pos += 3;
+                d->consumed += 3;
+                if (d->blk_body) {
+                    r = ZSTD_decompressContinue(d->zd, d->ring + d->r_end, d->ring_size - d->r_end, h + 3, d->blk_body);
+                    if (zfailed(r)) return zstd_fail(d, err, r, false);
+                    in->pos += d->blk_body;
+                    d->consumed += d->blk_body;
+                    d->r_end += r;
+                }
+                d->frame_done = d->blk_last;
+                continue;
+            }
         }
-        ZSTD_nextInputType_e type = ZSTD_nextInputType(d->zd);
-        uint64_t unit_start = d->consumed - d->zin_have;
-        const uint8_t *src;
+        /* the size of the next unit, as libzstd expects it: the frame header's two bytes, a
+         * block header, a block's body (a raw one in any pieces); no checksum follows the last
+         * block (descriptor 00) */
+        size_t need = d->zunit == Z_FRAME_HEADER ? 1 : d->zunit == Z_BLOCK_HEADER ? 3 : d->blk_body;
         size_t avail = in->size - in->pos;
-        if (d->zin_have == 0 && avail >= need) {
+        const uint8_t *src;
+        if (d->zunit == Z_BODY && d->blk_raw && d->zin_have == 0) {
+            /* a raw block goes to libzstd in the pieces the pushes bring (as its stream does) */
+            if (!avail) return zstd_need_input(d, out);
+            if (need > avail) need = avail;
+            src = in->src + in->pos;
+        } else if (d->zin_have == 0 && avail >= need) {
             src = in->src + in->pos;
         } else {
-            /* a unit that spans pushes: collect it */
-            size_t take = need - d->zin_have;
+            /* a header or compressed block that spans pushes: collect it */
             if (need > BLOCK_MAX)
                 return wk_iltp_dec_fail(d, err, WK_ERR_BACKEND, WK_NO_OFFSET, "internal: zstd unit over 128 KiB");
+            size_t take = need - d->zin_have;
             if (take > avail) take = avail;
             if (take) memcpy(d->zin + d->zin_have, in->src + in->pos, take);
             d->zin_have += take;
             in->pos += take;
             d->consumed += take;
-            if (d->zin_have < need) return WK_NEED_INPUT;
+            if (d->zin_have < need) return zstd_need_input(d, out);
             src = d->zin;
         }
-        if (type == ZSTDnit_blockHeader) {
+        uint64_t unit_start = d->consumed - (src == d->zin ? need : 0);
+        enum wk_iltp_zunit unit = d->zunit;
+        if (unit == Z_BLOCK_HEADER) {
+            /* everything delivered: wrap when a whole block no longer fits (what libzstd's stream
+             * does; the block after the jump reads the end of the ring as external history) */
+            if (d->r_end + BLOCK_MAX > d->ring_size) d->r_start = d->r_end = 0; /* r_start == r_end here */
             d->blk_start = unit_start;
             if (block_header_check(d, src, err) == WK_ERROR) return WK_ERROR;
         }
         size_t r = ZSTD_decompressContinue(d->zd, d->ring + d->r_end, d->ring_size - d->r_end, src, need);
-        if (ZSTD_isError(r)) return zstd_fail(d, err, r, type == ZSTDnit_frameHeader);
+        if (zfailed(r)) return zstd_fail(d, err, r, unit == Z_FRAME_HEADER);
         if (src != d->zin) {
             in->pos += need;
             d->consumed += need;
         }
         d->zin_have = 0;
         d->r_end += r;
+        if (unit == Z_FRAME_HEADER) {
+            if (d->consumed >= FRAME_HEADER_LEN) d->zunit = Z_BLOCK_HEADER;
+        } else if (unit == Z_BLOCK_HEADER && d->blk_body) {
+            d->zunit = Z_BODY;
+        } else if (unit == Z_BLOCK_HEADER || !d->blk_raw || (d->blk_body -= (uint32_t)need) == 0) {
+            /* the block is complete (an empty block has no body) */
+            d->zunit = Z_BLOCK_HEADER;
+            d->frame_done = d->blk_last;
+        }
     }
 }
