@@ -6,7 +6,7 @@
  *   bit  6    0: the rest of the input is the encoded stream;
  *             1: the rest is a payload that wirekit encodes (bit 7: with ISA-L, else zlib)
  *                and then damages: byte 1 bits 0-3 the largest batch (2^k bytes; batches are
- *                2^(k-1) to 2^k bytes, the last one shorter), bits 4-7 the
+ *                2^(k-1) to 2^k bytes, at least 1/16 of the payload, the last one shorter), bits 4-7 the
  *                level; byte 2 bits 0-2 the number of damaged bytes, byte 3 seeds the PRNG that
  *                places the batches and the damage; the payload starts at byte 4.
  *
@@ -29,7 +29,7 @@
  * dynamic block header with an incomplete Huffman code, which zlib refuses and igzip accepts
  * (classified by parsing the header, see incomplete_code). Any other disagreement fails.
  *
- * A pass stops (without a verdict; the bytes so far are compared) after 256 views or 256 KiB of
+ * A pass stops (without a verdict; the bytes so far are compared) after 256 views or 64 KiB of
  * output, and pushes the rest of the input at once after 256 pushes. Decoders are created once
  * and reset for every input. */
 #include <wirekit/iltp.h>
@@ -42,7 +42,7 @@
 #include "iltp_stream_drive.h"
 
 #define BIG_VIEW 65536
-#define KEEP ((size_t)256 << 10) /* decoded bytes compared per pass, at most */
+#define KEEP ((size_t)64 << 10) /* decoded bytes compared per pass, at most */
 static const limits lim = {256, KEEP, 256}; /* views, bytes, pushes: tiny ones are slow */
 
 static const size_t caps[8] = {1, 2, 3, 7, 61, 512, 4096, 65536};
@@ -105,6 +105,7 @@ static uint8_t *encode(wk_iltp_backend be, int level, const uint8_t *payload, si
     CHECK(w != NULL);
     for (;;) {
         size_t b = batch_max / 2 + (size_t)(rng_next(rng) % (batch_max / 2 + 1)); /* few tiny batches */
+        if (b < n / 16) b = n / 16; /* at most ~16 batches: igzip builds Huffman tables per block */
         if (b == 0) b = 1;
         if (b > n - off) b = n - off;
         bool last = off + b == n;
