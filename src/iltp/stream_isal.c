@@ -262,7 +262,7 @@ static void keep_tail(wk_iltp_decoder *d, const wk_in *in, size_t pos0)
 }
 
 /* Hands back the whole bytes igzip read ahead into its bit buffer (at most the bytes it took in
- * this call); returns how many. Not while a block header is being collected in igzip's own
+ * this call, after any checkpoint taken in it); returns how many. Not while a block header is being collected in igzip's own
  * buffer (those bytes precede the bit buffer's). */
 static size_t give_back(wk_iltp_decoder *d, wk_in *in, size_t pos0)
 {
@@ -273,7 +273,8 @@ static size_t give_back(wk_iltp_decoder *d, wk_in *in, size_t pos0)
         s->block_state != ISAL_BLOCK_FINISH)
         return 0;
     size_t k = (size_t)s->read_in_length / 8;
-    if (k > in->pos - pos0) k = in->pos - pos0;
+    size_t since = d->is->ck_in_call ? d->is->ck_push_pos : pos0; /* never before a checkpoint */
+    if (k > in->pos - since) k = in->pos - since;
     if (!k) return 0;
     s->read_in_length -= (int32_t)(8 * k);
     s->read_in = s->read_in_length ? s->read_in & (((uint64_t)1 << s->read_in_length) - 1) : 0;
