@@ -177,16 +177,7 @@ static wk_result deflate_step(wk_iltp_encoder *e, wk_out *out, wk_in *in, wk_ilt
                               wk_error *err)
 {
     for (;;) {
-        /* drain staged output */
-        size_t n = e->stage_len - e->stage_pos, room = out->size - out->pos;
-        if (n > room) n = room;
-        if (n) {
-            memcpy(out->dst + out->pos, e->stage + e->stage_pos, n);
-            out->pos += n;
-            e->stage_pos += n;
-        }
-        if (e->stage_pos < e->stage_len) return WK_NEED_OUTPUT;
-        e->stage_pos = e->stage_len = 0;
+        if (!wk_iltp_stage_drain(e, out)) return WK_NEED_OUTPUT;
 
         e->z.next_out = e->stage;
         e->z.avail_out = WK_ILTP_STAGE_SIZE;

@@ -5,6 +5,7 @@
 #define WK_ILTP_STREAM_INTERNAL_H
 #include <wirekit/iltp.h>
 #include <zlib.h>
+#include <string.h>
 #include "stream_setup.h"
 
 extern uint8_t wk_iltp_dummy_byte; /* a valid pointer for empty views */
@@ -38,6 +39,21 @@ struct wk_iltp_encoder {
     size_t stage_pos, stage_len;
     uint8_t stage[WK_ILTP_STAGE_SIZE];
 };
+
+/* Copies staged encoder output into *out; true once the stage is empty (then reset for reuse). */
+static inline bool wk_iltp_stage_drain(wk_iltp_encoder *e, wk_out *out)
+{
+    size_t n = e->stage_len - e->stage_pos, room = out->size - out->pos;
+    if (n > room) n = room;
+    if (n) {
+        memcpy(out->dst + out->pos, e->stage + e->stage_pos, n);
+        out->pos += n;
+        e->stage_pos += n;
+    }
+    if (e->stage_pos < e->stage_len) return false;
+    e->stage_pos = e->stage_len = 0;
+    return true;
+}
 
 /* ---------------------------------------------------------------------------------------------
  * Decoder

@@ -88,16 +88,7 @@ wk_result wk_iltp_isal_encode_step(wk_iltp_encoder *e, wk_out *out, wk_in *in, w
 {
     struct isal_zstream *s = e->iz;
     for (;;) {
-        /* drain staged output */
-        size_t n = e->stage_len - e->stage_pos, room = out->size - out->pos;
-        if (n > room) n = room;
-        if (n) {
-            memcpy(out->dst + out->pos, e->stage + e->stage_pos, n);
-            out->pos += n;
-            e->stage_pos += n;
-        }
-        if (e->stage_pos < e->stage_len) return WK_NEED_OUTPUT;
-        e->stage_pos = e->stage_len = 0;
+        if (!wk_iltp_stage_drain(e, out)) return WK_NEED_OUTPUT;
 
         s->next_out = e->stage;
         s->avail_out = WK_ILTP_STAGE_SIZE;

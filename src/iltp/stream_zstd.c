@@ -204,8 +204,8 @@ static wk_result zstd_fail(wk_iltp_decoder *d, wk_error *err, size_t r, bool in_
     return wk_iltp_dec_fail(d, err, WK_ERR_ILTP_ZSTD_MALFORMED, in_header ? 0 : d->blk_start, what);
 }
 
-/* The input is consumed: deliver what waits in the ring before asking for more. */
-static wk_result zstd_need_input(wk_iltp_decoder *d, wk_out *out)
+/* Copies decoded bytes waiting in the ring into *out; true once none waits. */
+static bool ring_deliver(wk_iltp_decoder *d, wk_out *out)
 {
     size_t n = d->r_end - d->r_start, room = out->size - out->pos;
     if (n > room) n = room;
@@ -215,7 +215,13 @@ static wk_result zstd_need_input(wk_iltp_decoder *d, wk_out *out)
         d->r_start += n;
         d->produced += n;
     }
-    return d->r_start < d->r_end ? WK_NEED_OUTPUT : WK_NEED_INPUT;
+    return d->r_start == d->r_end;
+}
+
+/* The input is consumed: deliver what waits in the ring before asking for more. */
+static wk_result zstd_need_input(wk_iltp_decoder *d, wk_out *out)
+{
+    return ring_deliver(d, out) ? WK_NEED_INPUT : WK_NEED_OUTPUT;
 }
 
 wk_result wk_iltp_zstd_decode_step(wk_iltp_decoder *d, wk_out *out, wk_in *in, wk_error *err)
@@ -226,17 +232,8 @@ wk_result wk_iltp_zstd_decode_step(wk_iltp_decoder *d, wk_out *out, wk_in *in, w
          * ring), and all of it before the ring wraps and before any return */
         size_t pending = d->r_end - d->r_start;
         bool wrap = d->zunit == Z_BLOCK_HEADER && d->r_end + BLOCK_MAX > d->ring_size;
-        if (pending && (pending >= DELIVER_MIN || wrap || d->frame_done)) {
-            size_t n = pending, room = out->size - out->pos;
-            if (n > room) n = room;
-            if (n) {
-                memcpy(out->dst + out->pos, d->ring + d->r_start, n);
-                out->pos += n;
-                d->r_start += n;
-                d->produced += n;
-            }
-            if (d->r_start < d->r_end && (wrap || d->frame_done || out->pos == out->size)) return WK_NEED_OUTPUT;
-        }
+        if (pending && (pending >= DELIVER_MIN || wrap || d->frame_done) && !ring_deliver(d, out))
+            return WK_NEED_OUTPUT; /* the view is full */
         if (d->frame_done) {
             d->state = D_ENDED;
             return WK_DONE;
