@@ -182,6 +182,7 @@ static wk_result deflate_step(wk_iltp_encoder *e, wk_out *out, wk_in *in, wk_ilt
         e->z.next_out = e->stage;
         e->z.avail_out = WK_ILTP_STAGE_SIZE;
         int zr;
+        wk_result res;
         switch (e->phase) {
         case P_WRITE:
             if (in->pos < in->size) {
@@ -197,10 +198,7 @@ static wk_result deflate_step(wk_iltp_encoder *e, wk_out *out, wk_in *in, wk_ilt
                 e->stage_len = WK_ILTP_STAGE_SIZE - e->z.avail_out;
                 continue;
             }
-            if (op == WK_ILTP_CONTINUE) return WK_NEED_INPUT;
-            if (e->batch_open) { e->phase = P_FLUSH; continue; }
-            if (op == WK_ILTP_FLUSH) return WK_DONE;
-            e->phase = P_MARK;
+            if (!wk_iltp_push_taken(e, op, &res)) return res;
             continue;
         case P_FLUSH:
             e->z.next_in = &wk_iltp_dummy_byte;

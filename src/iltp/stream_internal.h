@@ -55,6 +55,23 @@ static inline bool wk_iltp_stage_drain(wk_iltp_encoder *e, wk_out *out)
     return true;
 }
 
+/* The deflate12c encoders once the push is taken (phase P_WRITE): moves to the flush or the end
+ * mark the op asks for and returns true (go on), or sets *res (WK_NEED_INPUT, WK_DONE) and
+ * returns false. */
+static inline bool wk_iltp_push_taken(wk_iltp_encoder *e, wk_iltp_op op, wk_result *res)
+{
+    if (op == WK_ILTP_CONTINUE) {
+        *res = WK_NEED_INPUT;
+        return false;
+    }
+    if (e->batch_open) e->phase = P_FLUSH;
+    else if (op == WK_ILTP_FLUSH) {
+        *res = WK_DONE;
+        return false;
+    } else e->phase = P_MARK;
+    return true;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Decoder
  * ------------------------------------------------------------------------------------------- */

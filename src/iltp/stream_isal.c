@@ -94,6 +94,7 @@ wk_result wk_iltp_isal_encode_step(wk_iltp_encoder *e, wk_out *out, wk_in *in, w
         s->avail_out = WK_ILTP_STAGE_SIZE;
         s->end_of_stream = 0;
         int r;
+        wk_result res;
         switch (e->phase) {
         case P_WRITE:
             if (in->pos < in->size) {
@@ -111,10 +112,7 @@ wk_result wk_iltp_isal_encode_step(wk_iltp_encoder *e, wk_out *out, wk_in *in, w
                     e->batch_open = false; /* the batch and its flush are in the stage */
                 continue;
             }
-            if (op == WK_ILTP_CONTINUE) return WK_NEED_INPUT;
-            if (e->batch_open) { e->phase = P_FLUSH; continue; }
-            if (op == WK_ILTP_FLUSH) return WK_DONE;
-            e->phase = P_MARK;
+            if (!wk_iltp_push_taken(e, op, &res)) return res;
             continue;
         case P_FLUSH: /* the batch's flush, asked for until complete and never once more */
             s->next_in = &wk_iltp_dummy_byte;
