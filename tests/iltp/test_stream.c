@@ -312,7 +312,7 @@ static uint8_t *kind_corpus(int kind, size_t n)
         if (kind == 1) p[i] = (uint8_t)x;                         /* random */
         else if (kind == 2) p[i] = 0;                             /* zeros */
         else if (kind == 3) p[i] = i % 9000 < 300 ? (uint8_t)x : wk_iltp_dictionary()[(i * 13) % 830]; /* dictionary-made */
-        else p[i] = i >= 5000 && x % 8 ? p[i - 4000 - (x >> 40) % 1500] : (uint8_t)x; /* distances 4000-5500 */
+        else p[i] = i >= 6000 && x % 8 ? p[i - 4000 - (x >> 40) % 1500] : (uint8_t)x; /* distances 4000-5499 */
     }
     return p;
 }
