@@ -241,6 +241,8 @@ CONFIGS = {
     "same": (200, False, [], "{n} connectors, the same {b} Blobs in every connector store"),
     "same-identity": (200, False, ["--encode", "", "--decode", ""],
                       "the same, offering no encodings (`--encode '' --decode ''` on both sides: identity)"),
+    "same-deflate12c": (200, False, ["--encode", "deflate12c", "--decode", "deflate12c"],
+                        "the same, offering deflate12c only (`--encode deflate12c --decode deflate12c`)"),
     "unique": (20, True, [], "{n} connectors, {b} Blobs of its own in every connector store"),
 }
 

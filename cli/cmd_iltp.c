@@ -13,6 +13,15 @@ static int parse_encoding(const char *s, wk_iltp_encoding *enc)
     return 0;
 }
 
+/* --backend zlib|isal (deflate12c; the other tokens have one backend and accept either). */
+static int parse_backend(const char *s, wk_iltp_backend *b)
+{
+    if (strcmp(s, "zlib") == 0) *b = WK_ILTP_BACKEND_ZLIB;
+    else if (strcmp(s, "isal") == 0) *b = WK_ILTP_BACKEND_ISAL;
+    else return wk_cli_usage("unknown backend '%s' (zlib, isal)", s);
+    return 0;
+}
+
 /* Writes everything in buf[0..n) to stdout; returns 1 (local failure) on error. */
 static int put(const uint8_t *p, size_t n)
 {
@@ -27,22 +36,28 @@ static int put(const uint8_t *p, size_t n)
 static int cmd_encode(int argc, char **argv)
 {
     wk_iltp_encoding enc = WK_ILTP_UNKNOWN;
+    wk_iltp_backend backend = WK_ILTP_BACKEND_DEFAULT;
     uint64_t level = 0, batch = 65536;
     const char *level_arg = NULL;
     bool end_mark = true;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (wk_cli_is_help(a)) {
-            printf("usage: wirekit iltp encode --encoding TOKEN [--level N] [--batch-bytes N] [--no-end-mark]\n"
+            printf("usage: wirekit iltp encode --encoding TOKEN [--backend zlib|isal] [--level N]\n"
+                   "                           [--batch-bytes N] [--no-end-mark]\n"
                    "Encodes stdin to stdout: one writer batch (ending with the token's flush) per N\n"
                    "input bytes (default 65536), then the end mark unless --no-end-mark.\n"
                    "  --encoding TOKEN   identity, deflate12c or zstd20c\n"
-                   "  --level N          deflate12c 0..9 (default 6), zstd20c 1..19 (default 3)\n"
+                   "  --backend B        deflate12c: isal (ISA-L igzip, the default) or zlib\n"
+                   "  --level N          deflate12c 0..9 (default 6; isal: 1-3 igzip 1, 4-6 igzip 2,\n"
+                   "                     7-9 igzip 3), zstd20c 1..19 (default 3)\n"
                    "  --batch-bytes N    input bytes per writer batch (1..1073741824)\n"
                    "  --no-end-mark      leave the stream open (no end mark)\n");
             return 0;
         } else if (strcmp(a, "--encoding") == 0 && i + 1 < argc) {
             if (parse_encoding(argv[++i], &enc)) return WK_EXIT_USAGE;
+        } else if (strcmp(a, "--backend") == 0 && i + 1 < argc) {
+            if (parse_backend(argv[++i], &backend)) return WK_EXIT_USAGE;
         } else if (strcmp(a, "--level") == 0 && i + 1 < argc) {
             if (!wk_cli_parse_u64(argv[++i], 0, 19, &level)) return wk_cli_usage("bad --level '%s'", argv[i]);
             level_arg = argv[i];
@@ -59,7 +74,7 @@ static int cmd_encode(int argc, char **argv)
     if (level_arg && ((enc == WK_ILTP_DEFLATE12C && level > 9) || (enc == WK_ILTP_ZSTD20C && level < 1)))
         return wk_cli_usage("--level %s: deflate12c takes 0..9, zstd20c 1..19", level_arg);
     wk_error err;
-    wk_iltp_encoder_params params = {(int)level, NULL};
+    wk_iltp_encoder_params params = {(int)level, NULL, backend};
     wk_iltp_encoder *e = wk_iltp_encoder_create(enc, &params, &err);
     if (!e) return wk_cli_fail(&err);
     static uint8_t ibuf[IO_CHUNK], obuf[IO_CHUNK];
@@ -106,24 +121,29 @@ static int cmd_encode(int argc, char **argv)
 static int cmd_decode(int argc, char **argv)
 {
     wk_iltp_encoding enc = WK_ILTP_UNKNOWN;
+    wk_iltp_backend backend = WK_ILTP_BACKEND_DEFAULT;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (wk_cli_is_help(a)) {
-            printf("usage: wirekit iltp decode --encoding TOKEN\n"
+            printf("usage: wirekit iltp decode --encoding TOKEN [--backend zlib|isal]\n"
                    "Decodes stdin to stdout. Exit 0 on a clean end (end mark then EOF, or a raw\n"
                    "preface after the end mark, whose offset is reported on stderr), 2 on invalid\n"
                    "input, 3 on truncated input, 1 on usage errors.\n"
-                   "  --encoding TOKEN   identity, deflate12c or zstd20c\n");
+                   "  --encoding TOKEN   identity, deflate12c or zstd20c\n"
+                   "  --backend B        deflate12c: isal (ISA-L igzip, the default) or zlib\n");
             return 0;
         } else if (strcmp(a, "--encoding") == 0 && i + 1 < argc) {
             if (parse_encoding(argv[++i], &enc)) return WK_EXIT_USAGE;
+        } else if (strcmp(a, "--backend") == 0 && i + 1 < argc) {
+            if (parse_backend(argv[++i], &backend)) return WK_EXIT_USAGE;
         } else {
             return wk_cli_usage("wirekit iltp decode: unknown or incomplete option '%s'", a);
         }
     }
     if (enc == WK_ILTP_UNKNOWN) return wk_cli_usage("wirekit iltp decode: --encoding is required");
     wk_error err;
-    wk_iltp_decoder *d = wk_iltp_decoder_create(enc, NULL, &err);
+    wk_iltp_decoder_params dparams = {NULL, backend};
+    wk_iltp_decoder *d = wk_iltp_decoder_create(enc, &dparams, &err);
     if (!d) return wk_cli_fail(&err);
     static uint8_t ibuf[IO_CHUNK], obuf[IO_CHUNK];
     size_t have = 0; /* unread bytes at the start of ibuf */
@@ -264,8 +284,8 @@ static int cmd_dictionary(int argc, char **argv)
 }
 
 static const wk_cli_command cmds[] = {
-    {"encode", "--encoding TOKEN [--level N] [--batch-bytes N] [--no-end-mark]: stdin to encoded stdout", cmd_encode},
-    {"decode", "--encoding TOKEN: encoded stdin to decoded stdout; exit 0 clean, 2 invalid, 3 truncated", cmd_decode},
+    {"encode", "--encoding TOKEN [--backend zlib|isal] [--level N] [--batch-bytes N] [--no-end-mark]: stdin to encoded stdout", cmd_encode},
+    {"decode", "--encoding TOKEN [--backend zlib|isal]: encoded stdin to decoded stdout; exit 0 clean, 2 invalid, 3 truncated", cmd_decode},
     {"select", "FILE_A FILE_B: the encoding each direction selects from two 0.13 prefaces", cmd_select},
     {"dictionary", "write the 830-byte stream-encoding dictionary to stdout", cmd_dictionary},
     {"items", "[--encoding TOKEN] [--json]: one line per item of one direction, then the EOF verdict", wk_cli_iltp_items},

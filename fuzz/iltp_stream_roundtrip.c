@@ -1,10 +1,12 @@
-/* libFuzzer target: Lace-065 stream round trip (wk_iltp_encode, then wk_iltp_decode).
+/* libFuzzer target: Lace-065 stream round trip (wk_iltp_encode, then wk_iltp_decode), for both
+ * deflate12c encoders and decoders.
  *
  * Input: 3 header bytes, then the payload.
- *   byte 0    bits 0-1 token (0 identity, 1 deflate12c, 2 zstd20c, 3 deflate12c),
- *             bits 2-3 level (deflate12c 6/1/4/9, zstd20c 3/1/2/4: small levels, to stay fast),
- *             bits 4-7 seed
- *   byte 1    seed
+ *   byte 0    bits 0-1 token (0 identity, 1 deflate12c with zlib, 2 zstd20c, 3 deflate12c with
+ *             ISA-L), bits 2-3 level (deflate12c 6/1/4/9, zstd20c 3/1/2/4: small levels, to stay
+ *             fast), bits 4-7 seed
+ *   byte 1    seed; bit 0 also picks the deflate12c decoder that follows the stream batch by
+ *             batch (0: the same backend as the encoder, 1: the other one)
  *   byte 2    bits 0-3 largest batch (2^k bytes), bits 4-7 largest output view (2^k - 1 bytes;
  *             k = 0: roomy 64 KiB views)
  * A PRNG seeded from the header splits the payload into batches (some empty), each batch into
@@ -16,8 +18,12 @@
  * flush makes the batch decodable); the whole stream decodes to the payload, the end mark is seen
  * at the very end and finish is clean; framing: identity is the payload itself, deflate12c ends
  * 03 00 and every non-empty flush ends 00 00 ff ff, zstd20c starts 00 50 and ends 01 00 00.
- * Then the encoder is reset and the same plan encoded again with roomy output views: the bytes
- * must be identical (output view sizes do not change the encoding; reset starts afresh). */
+ * deflate12c: the whole stream also decodes byte for byte with the other backend's decoder, in
+ * one push. Then the encoder is reset and the same plan encoded again with roomy output views: the
+ * bytes must be identical (output view sizes do not change the encoding; reset starts afresh).
+ *
+ * Encoders and decoders are created once per token, backend and level and reset for every input
+ * (what wk_iltp_*_reset promises: a fresh logical session), which keeps executions cheap. */
 #include <wirekit/iltp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +166,55 @@ static buf encode_plan(wk_iltp_encoder *e, wk_iltp_decoder *d, const step *plan,
     return wire;
 }
 
+/* One encoder per token, backend and level, one decoder per token and backend, kept for the whole
+ * run (freed at exit so that leak checking stays quiet). */
+static wk_iltp_encoder *encoders[3][3][20];
+static wk_iltp_decoder *decoders[3][3];
+
+static void free_all(void)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            for (int k = 0; k < 20; k++) wk_iltp_encoder_free(encoders[i][j][k]);
+            wk_iltp_decoder_free(decoders[i][j]);
+        }
+}
+
+static void once(void)
+{
+    static bool done;
+    if (!done) {
+        atexit(free_all);
+        done = true;
+    }
+}
+
+static wk_iltp_encoder *encoder_for(wk_iltp_encoding enc, wk_iltp_backend be, int level)
+{
+    once();
+    wk_iltp_encoder **slot = &encoders[enc][be][level];
+    if (!*slot) {
+        wk_error err;
+        wk_iltp_encoder_params prm = {level, NULL, be};
+        *slot = wk_iltp_encoder_create(enc, &prm, &err);
+        CHECK(*slot != NULL);
+    }
+    return *slot;
+}
+
+static wk_iltp_decoder *decoder_for(wk_iltp_encoding enc, wk_iltp_backend be)
+{
+    once();
+    wk_iltp_decoder **slot = &decoders[enc][be];
+    if (!*slot) {
+        wk_error err;
+        wk_iltp_decoder_params prm = {NULL, be};
+        *slot = wk_iltp_decoder_create(enc, &prm, &err);
+        CHECK(*slot != NULL);
+    }
+    return *slot;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 3) return 0;
@@ -209,16 +264,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     wk_error err;
-    wk_iltp_encoder_params prm = {level, NULL};
-    wk_iltp_encoder *e = wk_iltp_encoder_create(enc, &prm, &err);
-    CHECK(e != NULL);
-    wk_iltp_decoder *d = wk_iltp_decoder_create(enc, NULL, &err);
-    CHECK(d != NULL);
+    wk_iltp_backend ebe = t == 3 ? WK_ILTP_BACKEND_ISAL : t == 1 ? WK_ILTP_BACKEND_ZLIB : WK_ILTP_BACKEND_DEFAULT;
+    wk_iltp_backend other = ebe == WK_ILTP_BACKEND_ISAL ? WK_ILTP_BACKEND_ZLIB : WK_ILTP_BACKEND_ISAL;
+    wk_iltp_backend dbe = enc == WK_ILTP_DEFLATE12C && (data[1] & 1) ? other : ebe;
+    wk_iltp_encoder *e = encoder_for(enc, ebe, level);
+    wk_iltp_decoder *d = decoder_for(enc, dbe);
+    CHECK(wk_iltp_encoder_reset(e, &err) == WK_OK && wk_iltp_decoder_reset(d, &err) == WK_OK);
     uint8_t *view = malloc(VIEW_MAX), *dview = malloc(VIEW_MAX);
     CHECK(view && dview);
     buf dec = {0};
 
     buf w1 = encode_plan(e, d, plan, nsteps, payload, &rng, view_max, view, dview, &dec);
+
+    /* deflate12c: the other decoder reads the whole stream, in one push */
+    if (enc == WK_ILTP_DEFLATE12C) {
+        wk_iltp_decoder *d2 = decoder_for(enc, dbe == WK_ILTP_BACKEND_ISAL ? WK_ILTP_BACKEND_ZLIB : WK_ILTP_BACKEND_ISAL);
+        CHECK(wk_iltp_decoder_reset(d2, &err) == WK_OK);
+        buf dec2 = {0};
+        size_t fed = 0;
+        CHECK(decode_more(d2, &w1, &fed, &dec2, dview) == WK_DONE && fed == w1.n);
+        CHECK(dec2.n == n && (n == 0 || memcmp(dec2.p, payload, n) == 0));
+        CHECK(wk_iltp_decoder_finish(d2, NULL, &err) == WK_OK);
+        free(dec2.p);
+    }
 
     /* framing */
     if (enc == WK_ILTP_IDENTITY) {
@@ -252,7 +320,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(view);
     free(dview);
     free(plan);
-    wk_iltp_encoder_free(e);
-    wk_iltp_decoder_free(d);
     return 0;
 }

@@ -4,6 +4,7 @@
 set(WK_FUZZ_TARGETS
   iltp_stream_decode
   iltp_stream_roundtrip
+  iltp_deflate_diff
   iltp_preface_parse
   iltp_offer_parse
   b64a_decode

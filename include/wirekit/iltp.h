@@ -3,8 +3,10 @@
  * Stream encoding (Lace-065) sits between the item stream and the carrier: one encoder per
  * outgoing direction, one decoder per incoming direction, each for one logical session. Tokens:
  *   identity    bytes pass through; no flush marker, no end mark
- *   deflate12c  raw RFC 1951 (zlib, windowBits -12), dictionary as preset history; each batch ends
- *               with a sync flush (00 00 ff ff); end mark: empty BFINAL fixed block 03 00
+ *   deflate12c  raw RFC 1951, dictionary as preset history; each batch ends with a sync flush
+ *               (00 00 ff ff); end mark: empty BFINAL fixed block 03 00. Two backends: ISA-L
+ *               igzip (the default) and zlib (windowBits -12, the reference); both write and
+ *               accept the same framing, and each decodes what the other writes
  *   zstd20c     one magicless RFC 8878 frame (libzstd), header descriptor 00, window 2^20
  *               (header 00 50), raw-content dictionary; each batch ends with a block flush; end
  *               mark: empty last raw block 01 00 00
@@ -23,6 +25,19 @@
  *   preface (F0 9F AA A2 3A 20, the preface glyph and ": ") or the direction ends.
  * - Error offsets are byte offsets in the encoded stream counted from the first byte after the
  *   raw preface (the first byte given to a fresh decoder).
+ * - deflate12c with ISA-L (docs/iltp.md, "Backends"): levels 1-3 map to igzip level 1, 4-6 to
+ *   level 2, 7-9 to level 3 (igzip level 0 is never used: it repeats a 113-byte header per flushed
+ *   block); hist_bits 12 bounds every distance at 4096; the sync flush is igzip's own (00 00 ff
+ *   ff, asked for once per batch) and the end mark 03 00 is written by wirekit. The decoder names
+ *   errors as zlib does: when igzip refuses a block, the bytes since the last sync flush (kept, at
+ *   most 32 KiB) are decoded again with zlib from that point, and zlib's verdict and offset are
+ *   reported (or, if zlib accepts them, zlib decodes the rest of the session). Only when that
+ *   checkpoint is older than 32 KiB of input does the verdict come from igzip alone: the same
+ *   error name, an offset at most a few bytes after zlib's. igzip may resolve a distance beyond
+ *   4096 that zlib refuses, as Lace-065 allows.
+ * - zstd20c decoding drives libzstd's block API (ZSTD_decompressContinue) over the whole push in
+ *   one wirekit call, one libzstd call per block header and block, as ZSTD_decompressStream does
+ *   inside, so an error names the block libzstd was decoding.
  */
 #ifndef WIREKIT_ILTP_H
 #define WIREKIT_ILTP_H
@@ -133,9 +148,21 @@ size_t wk_iltp_preface_format(wk_iltp_form form, const uint8_t nonce[WK_ILTP_NON
  * ------------------------------------------------------------------------------------------- */
 typedef struct wk_iltp_encoder wk_iltp_encoder;
 
+/* The deflate12c backend of an encoder or decoder (identity and zstd20c ignore it). */
+typedef enum wk_iltp_backend {
+    WK_ILTP_BACKEND_DEFAULT = 0, /* ISA-L (every build of wirekit has it) */
+    WK_ILTP_BACKEND_ZLIB = 1,    /* zlib: the reference backend */
+    WK_ILTP_BACKEND_ISAL = 2     /* ISA-L igzip */
+} wk_iltp_backend;
+
+/* "zlib" or "isal" for a concrete backend, "default" for WK_ILTP_BACKEND_DEFAULT; NULL otherwise
+ * (static storage). */
+const char *wk_iltp_backend_name(wk_iltp_backend backend);
+
 typedef struct wk_iltp_encoder_params {
     int level;                    /* 0: the token's default (deflate12c 6, zstd20c 3) */
     const wk_allocator *allocator; /* NULL: malloc/free */
+    wk_iltp_backend backend;      /* deflate12c only; 0: the default (ISA-L) */
 } wk_iltp_encoder_params;
 
 typedef enum wk_iltp_op {
@@ -162,16 +189,28 @@ wk_code wk_iltp_encoder_reset(wk_iltp_encoder *e, wk_error *err);
 wk_result wk_iltp_encode(wk_iltp_encoder *e, wk_out *out, wk_in *in, wk_iltp_op op, wk_error *err);
 /* The encoding it writes. */
 wk_iltp_encoding wk_iltp_encoder_encoding(const wk_iltp_encoder *e);
+/* The backend it uses: ZLIB or ISAL for deflate12c (never DEFAULT), DEFAULT for the others. */
+wk_iltp_backend wk_iltp_encoder_backend(const wk_iltp_encoder *e);
 
 /* ---------------------------------------------------------------------------------------------
  * Stream decoder: one per incoming direction and logical session.
  * ------------------------------------------------------------------------------------------- */
 typedef struct wk_iltp_decoder wk_iltp_decoder;
 
-/* Creates a decoder primed for a fresh logical session. allocator may be NULL. Memory is fixed by
- * the token: deflate12c about 12 KiB, zstd20c about 1.5 MiB (docs/benchmarks.md). */
-wk_iltp_decoder *wk_iltp_decoder_create(wk_iltp_encoding enc, const wk_allocator *allocator,
+typedef struct wk_iltp_decoder_params {
+    const wk_allocator *allocator; /* NULL: malloc/free */
+    wk_iltp_backend backend;       /* deflate12c only; 0: the default (ISA-L) */
+} wk_iltp_decoder_params;
+
+/* Creates a decoder primed for a fresh logical session. params may be NULL (malloc/free, the
+ * default backend); the struct is read during the call only. Returns NULL with *err set
+ * (WK_ERR_NOMEM, WK_ERR_ARG for an unknown encoding or backend, WK_ERR_BACKEND). Memory is fixed
+ * at creation by the token and backend (docs/iltp.md): deflate12c with zlib about 12 KiB, with
+ * ISA-L about 136 KiB; zstd20c about 1.5 MiB. Free with wk_iltp_decoder_free. */
+wk_iltp_decoder *wk_iltp_decoder_create(wk_iltp_encoding enc, const wk_iltp_decoder_params *params,
                                         wk_error *err);
+/* The backend it uses: ZLIB or ISAL for deflate12c (never DEFAULT), DEFAULT for the others. */
+wk_iltp_backend wk_iltp_decoder_backend(const wk_iltp_decoder *d);
 /* Frees the decoder (NULL is fine). */
 void wk_iltp_decoder_free(wk_iltp_decoder *d);
 /* Starts a fresh logical session (after a raw preface). */
@@ -179,7 +218,10 @@ wk_code wk_iltp_decoder_reset(wk_iltp_decoder *d, wk_error *err);
 /* One step: consumes encoded bytes from *in, writes decoded bytes to *out, never more than out
  * has room for (backpressure).
  *   WK_NEED_OUTPUT  out is full; more decoded bytes may follow
- *   WK_NEED_INPUT   in is consumed and nothing more can be decoded from it
+ *   WK_NEED_INPUT   in is consumed and nothing more can be decoded from it (deflate12c with
+ *                   ISA-L: igzip may keep the last symbols of a push, a few bytes, until more
+ *                   input comes; a sync flush or the end mark releases them, so every flushed
+ *                   batch is delivered in full)
  *   WK_DONE         the end mark has been consumed and every decoded byte delivered; in->pos is
  *                   at the first raw byte after it. Later calls consume nothing: they return
  *                   WK_DONE while the unread bytes are empty or begin a raw preface lead,

@@ -88,7 +88,8 @@ wk_code wk_iltp_reader_begin(wk_iltp_reader *r, wk_iltp_encoding enc, wk_error *
     r->stream = NULL;
     if (enc != WK_ILTP_IDENTITY) {
         if (!r->dec[enc]) {
-            r->dec[enc] = wk_iltp_decoder_create(enc, &r->alloc, err);
+            wk_iltp_decoder_params dp = {&r->alloc, WK_ILTP_BACKEND_DEFAULT};
+            r->dec[enc] = wk_iltp_decoder_create(enc, &dp, err);
             if (!r->dec[enc]) return err ? err->code : WK_ERR_NOMEM;
         } else if (wk_iltp_decoder_reset(r->dec[enc], err) != WK_OK) {
             return err ? err->code : WK_ERR_BACKEND;
@@ -315,7 +316,7 @@ wk_code wk_iltp_writer_select(wk_iltp_writer *w, wk_iltp_encoding enc, wk_error 
     if (enc < WK_ILTP_IDENTITY || enc > WK_ILTP_ZSTD20C)
         return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "the writer cannot produce this encoding");
     if (!w->encs[enc]) {
-        wk_iltp_encoder_params ep = {w->params.level, &w->alloc};
+        wk_iltp_encoder_params ep = {w->params.level, &w->alloc, WK_ILTP_BACKEND_DEFAULT};
         if (enc == WK_ILTP_DEFLATE12C && ep.level > 9) ep.level = 0;
         w->encs[enc] = wk_iltp_encoder_create(enc, &ep, err);
         if (!w->encs[enc]) return err ? err->code : WK_ERR_NOMEM;

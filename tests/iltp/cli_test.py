@@ -137,6 +137,9 @@ def main():
         (["iltp", "encode", "--encoding", "deflate12c", "--level", "10"], "deflate12c --level 10"),
         (["iltp", "encode", "--encoding", "deflate12c", "--batch-bytes", "0"], "--batch-bytes 0"),
         (["iltp", "encode", "--encoding", "deflate12c", "--bogus"], "encode --bogus"),
+        (["iltp", "encode", "--encoding", "deflate12c", "--backend", "gzip"], "encode --backend gzip"),
+        (["iltp", "decode", "--encoding", "deflate12c", "--backend", "ISAL"], "decode --backend ISAL"),
+        (["iltp", "decode", "--encoding", "deflate12c", "--backend"], "decode --backend lacking its value"),
         (["iltp", "dictionary", "extra"], "dictionary with an argument"),
         (["iltp", "select", "onlyone"], "select with one file"),
         (["iltp", "select", os.path.join(tmp, "missing-a"), os.path.join(tmp, "missing-b")],
@@ -203,6 +206,27 @@ def main():
                           ("at offset %d" % len(s)) in (lines[0] if lines else ""), text(d.stderr))
                     check(label + ": every flushed batch was still decoded", d.stdout == data,
                           "out %d/%d" % (len(d.stdout), len(data)))
+    # deflate12c backends: each decoder reads what either encoder writes; the streams differ
+    streams = {}
+    for eb in ("zlib", "isal"):
+        r = run(["iltp", "encode", "--encoding", "deflate12c", "--backend", eb, "--batch-bytes", "4096"], data_big)
+        streams[eb] = r.stdout
+        check("deflate12c --backend %s: encode exits 0, ends 00 00 ff ff 03 00" % eb,
+              r.returncode == 0 and r.stdout.endswith(b"\x00\x00\xff\xff\x03\x00"), text(r.stderr))
+        for db in ("zlib", "isal"):
+            d = run(["iltp", "decode", "--encoding", "deflate12c", "--backend", db], r.stdout)
+            check("deflate12c encoded with %s, decoded with %s: exit 0, the input" % (eb, db),
+                  d.returncode == 0 and d.stdout == data_big, "rc=%d %s" % (d.returncode, text(d.stderr)))
+    r = run(["iltp", "encode", "--encoding", "deflate12c", "--batch-bytes", "4096"], data_big)
+    check("deflate12c default backend is isal", r.returncode == 0 and r.stdout == streams["isal"])
+    check("the two deflate12c encoders write different streams", streams["zlib"] != streams["isal"])
+    r = run(["iltp", "encode", "--encoding", "zstd20c", "--backend", "zlib"], data_small)
+    d = run(["iltp", "decode", "--encoding", "zstd20c", "--backend", "isal"], r.stdout)
+    check("zstd20c accepts --backend and ignores it", r.returncode == 0 and d.returncode == 0 and d.stdout == data_small)
+    for cmd in ("encode", "decode"):
+        r = run(["iltp", cmd, "--help"])
+        check("iltp %s --help names --backend zlib|isal" % cmd, r.returncode == 0 and b"--backend" in r.stdout
+              and b"isal" in r.stdout and b"zlib" in r.stdout)
     # levels
     for tok, levels in (("deflate12c", (0, 1, 9)), ("zstd20c", (1, 19))):
         for lv in levels:

@@ -4,7 +4,8 @@
 Run with Debian's /usr/bin/python3 (it has zlib and python3-zstandard):
     /usr/bin/python3 iltp_interop.py path/to/wirekit
 
-Both directions, for deflate12c and zstd20c:
+Both directions, for deflate12c (with each wirekit backend: --backend zlib and --backend isal) and
+zstd20c:
   a. Python (zlib, python-zstandard) decodes what `wirekit iltp encode` writes, byte for byte, and
      checks the framing: deflate12c batches end with 00 00 ff ff and the stream with 03 00; the
      zstd20c frame starts with 00 50, is made of complete blocks and ends with 01 00 00; every
@@ -36,6 +37,18 @@ if len(sys.argv) < 2:
     print("usage: iltp_interop.py WIREKIT_CLI")
     sys.exit(1)
 WIREKIT = sys.argv[1]
+
+
+# The encoders under test: deflate12c with each backend, zstd20c.
+CODERS = (("deflate12c", "zlib"), ("deflate12c", "isal"), ("zstd20c", None))
+
+
+def backend_opt(backend):
+    return ["--backend", backend] if backend else []
+
+
+def coder_label(tok, backend):
+    return "%s (%s)" % (tok, backend) if backend else tok
 
 
 def run(args, data=b""):
@@ -246,7 +259,7 @@ def main():
     py_decode = {"deflate12c": py_inflate, "zstd20c": py_unzstd}
 
     # ---------------------------------------------------------------- a. wirekit -> Python
-    for tok in ("deflate12c", "zstd20c"):
+    for tok, backend in CODERS:
         lv_hi = "9" if tok == "deflate12c" else "19"
         cases = [("corpus", [], None), ("corpus", ["--batch-bytes", "4096"], 4096),
                  ("corpus", ["--batch-bytes", "1000", "--level", "1"], 1000),
@@ -256,8 +269,8 @@ def main():
                  ("small", ["--batch-bytes", "7", "--level", "1"], 7)]
         for name, opts, batch in cases:
             data = inputs[name]
-            label = "a %s %s %s" % (tok, name, " ".join(opts) or "(defaults)")
-            r = run(["iltp", "encode", "--encoding", tok] + opts, data)
+            label = "a %s %s %s" % (coder_label(tok, backend), name, " ".join(opts) or "(defaults)")
+            r = run(["iltp", "encode", "--encoding", tok] + backend_opt(backend) + opts, data)
             if not check(label + ": encode exits 0, empty stderr", r.returncode == 0 and not r.stderr,
                          "rc=%d %s" % (r.returncode, short(r.stderr))):
                 continue
@@ -298,7 +311,8 @@ def main():
                 # The stream of the first 3 batches without end mark is a prefix of the full stream,
                 # and Python decodes all of it (each batch is flushed).
                 k = min(3, len(data) // batch)
-                r2 = run(["iltp", "encode", "--encoding", tok, "--no-end-mark"] + opts, data[:k * batch])
+                r2 = run(["iltp", "encode", "--encoding", tok, "--no-end-mark"] + backend_opt(backend) + opts,
+                         data[:k * batch])
                 p = r2.stdout
                 ok = r2.returncode == 0 and s.startswith(p) and len(p) < len(s)
                 if ok:
@@ -309,13 +323,13 @@ def main():
                 check(label + ": first %d batches with --no-end-mark are a prefix that decodes fully" % k, ok)
 
         # empty input: just the end mark
-        r = run(["iltp", "encode", "--encoding", tok], b"")
+        r = run(["iltp", "encode", "--encoding", tok] + backend_opt(backend), b"")
         want = b"\x03\x00" if tok == "deflate12c" else b"\x00\x50\x01\x00\x00"
         ok = r.returncode == 0 and r.stdout == want
         if ok:
             out, eof, rest = py_decode[tok](r.stdout, D)
             ok = out == b"" and eof and not rest
-        check("a %s empty input: stream is %s and Python decodes it" % (tok, want.hex(" ")), ok,
+        check("a %s empty input: stream is %s and Python decodes it" % (coder_label(tok, backend), want.hex(" ")), ok,
               "rc=%d %s" % (r.returncode, r.stdout.hex()))
 
     # ---------------------------------------------------------------- b. Python -> wirekit
@@ -324,8 +338,11 @@ def main():
     def input_for(batch):
         return small if batch == 1 else (medium if batch < 64 else corpus)
 
-    def wk_decode(tok, stream):
-        return run(["iltp", "decode", "--encoding", tok], stream)
+    def wk_decode(tok, stream, backend=None):
+        return run(["iltp", "decode", "--encoding", tok] + backend_opt(backend), stream)
+
+    def decode_backends(tok):
+        return ("zlib", "isal") if tok == "deflate12c" else (None,)
 
     for tok, levels in (("deflate12c", (1, 6, 9)), ("zstd20c", (1, 3, 19))):
         for level in levels:
@@ -341,10 +358,11 @@ def main():
                 check(label + ": Python stream framing (%s)" %
                       ("ends 00 00 ff ff 03 00" if tok == "deflate12c" else "starts 00 50, ends 01 00 00"),
                       framing, "%s..%s" % (s[:4].hex(), s[-6:].hex()))
-                r = wk_decode(tok, s)
-                check(label + ": wirekit decodes it exactly, exit 0",
-                      r.returncode == 0 and r.stdout == data and not r.stderr,
-                      "rc=%d out %d/%d %s" % (r.returncode, len(r.stdout), len(data), short(r.stderr)))
+                for be in decode_backends(tok):
+                    r = wk_decode(tok, s, be)
+                    check(label + ": wirekit%s decodes it exactly, exit 0" % (" (%s)" % be if be else ""),
+                          r.returncode == 0 and r.stdout == data and not r.stderr,
+                          "rc=%d out %d/%d %s" % (r.returncode, len(r.stdout), len(data), short(r.stderr)))
 
     # deflate strategies and block types (every block type is valid)
     for sname, level, strat in (("stored (level 0)", 0, zlib.Z_DEFAULT_STRATEGY),
@@ -353,21 +371,24 @@ def main():
         for batch in (100, 65536):
             data = medium
             s = py_deflate(data, batch, level, D, mem_level=9, strategy=strat)
-            r = wk_decode("deflate12c", s)
-            check("b deflate12c %s batch %d: wirekit decodes it exactly" % (sname, batch),
-                  r.returncode == 0 and r.stdout == data,
-                  "rc=%d %s" % (r.returncode, short(r.stderr)))
+            for be in ("zlib", "isal"):
+                r = wk_decode("deflate12c", s, be)
+                check("b deflate12c %s batch %d: wirekit (%s) decodes it exactly" % (sname, batch, be),
+                      r.returncode == 0 and r.stdout == data,
+                      "rc=%d %s" % (r.returncode, short(r.stderr)))
     # random (incompressible) bytes
     for tok in ("deflate12c", "zstd20c"):
         s = py_deflate(randbytes, 65536, 6, D) if tok == "deflate12c" else py_zstd(randbytes, 65536, 3, D)
-        r = wk_decode(tok, s)
-        check("b %s random bytes batch 65536: wirekit decodes it exactly" % tok,
-              r.returncode == 0 and r.stdout == randbytes, "rc=%d %s" % (r.returncode, short(r.stderr)))
+        for be in decode_backends(tok):
+            r = wk_decode(tok, s, be)
+            check("b %s%s random bytes batch 65536: wirekit decodes it exactly" % (tok, " (%s)" % be if be else ""),
+                  r.returncode == 0 and r.stdout == randbytes, "rc=%d %s" % (r.returncode, short(r.stderr)))
     # an end mark carrying data (final block without a preceding flush) is still an end mark
     s = py_deflate(medium, len(medium), 6, D, sync=False)
-    r = wk_decode("deflate12c", s)
-    check("b deflate12c data-carrying BFINAL block (no sync flush): decoded, exit 0",
-          r.returncode == 0 and r.stdout == medium, "rc=%d %s" % (r.returncode, short(r.stderr)))
+    for be in ("zlib", "isal"):
+        r = wk_decode("deflate12c", s, be)
+        check("b deflate12c (%s) data-carrying BFINAL block (no sync flush): decoded, exit 0" % be,
+              r.returncode == 0 and r.stdout == medium, "rc=%d %s" % (r.returncode, short(r.stderr)))
     s = py_zstd(medium, len(medium), 3, D, block_flush=False)
     r = wk_decode("zstd20c", s)
     check("b zstd20c data-carrying last block (no block flush): decoded, exit 0",
@@ -380,13 +401,22 @@ def main():
 
     # Streams Python writes that Lace-065 forbids: wirekit must reject them (exit 2).
     def expect_reject(label, tok, s, name, offset=None):
-        r = wk_decode(tok, s)
-        lines = r.stderr.decode("utf-8", "replace").splitlines()
-        ok = r.returncode == 2 and len(lines) == 1 and lines[0].startswith(name)
-        if ok and offset is not None:
-            ok = lines[0].startswith("%s at offset %d" % (name, offset))
-        check(label + ": exit 2, %s%s" % (name, "" if offset is None else " at offset %d" % offset), ok,
-              "rc=%d stderr=%s" % (r.returncode, short(r.stderr)))
+        """Every decoder of the token refuses it the same way: the name, and one offset (given or
+        the first decoder's)."""
+        first = None
+        for be in decode_backends(tok):
+            r = wk_decode(tok, s, be)
+            lines = r.stderr.decode("utf-8", "replace").splitlines()
+            ok = r.returncode == 2 and len(lines) == 1 and lines[0].startswith(name)
+            m = re.match(r"\S+ at offset (\d+)", lines[0]) if lines else None
+            got = int(m.group(1)) if m else None
+            want = offset if offset is not None else first
+            if ok and want is not None:
+                ok = got == want
+            first = got if first is None else first
+            check(label + "%s: exit 2, %s%s" % (" (%s)" % be if be else "", name,
+                                                  "" if want is None else " at offset %d" % want), ok,
+                  "rc=%d stderr=%s" % (r.returncode, short(r.stderr)))
 
     s = py_zstd(medium, 65536, 3, D, window_log=21)
     expect_reject("b zstd20c window_log 21 (header %s)" % s[:2].hex(" "), "zstd20c", s,
@@ -416,12 +446,13 @@ def main():
         for batch in (1000, 65536):
             data = medium
             s = py_deflate(data, batch, 6, D) if tok == "deflate12c" else py_zstd(data, batch, 3, D)
-            r = wk_decode(tok, s + preface)
-            m = re.search(rb"offset (\d+)", r.stderr)
-            check("c %s batch %d + raw preface: exit 0, decoded exactly, preface offset %d on stderr"
-                  % (tok, batch, len(s)),
-                  r.returncode == 0 and r.stdout == data and m is not None and int(m.group(1)) == len(s),
-                  "rc=%d out %d/%d stderr=%s" % (r.returncode, len(r.stdout), len(data), short(r.stderr)))
+            for be in decode_backends(tok):
+                r = wk_decode(tok, s + preface, be)
+                m = re.search(rb"offset (\d+)", r.stderr)
+                check("c %s%s batch %d + raw preface: exit 0, decoded exactly, preface offset %d on stderr"
+                      % (tok, " (%s)" % be if be else "", batch, len(s)),
+                      r.returncode == 0 and r.stdout == data and m is not None and int(m.group(1)) == len(s),
+                      "rc=%d out %d/%d stderr=%s" % (r.returncode, len(r.stdout), len(data), short(r.stderr)))
 
     elapsed = time.time() - t0
     print("iltp_interop: %.1f s" % elapsed)

@@ -1,0 +1,355 @@
+/* libFuzzer target: the two deflate12c decoders (zlib, ISA-L) on the same bytes.
+ *
+ * Input: byte 0 selects the run.
+ *   bits 0-2  output view capacity (1 .. 65536 bytes)
+ *   bits 3-5  push-chunk size (1 .. 65536 bytes)
+ *   bit  6    0: the rest of the input is the encoded stream;
+ *             1: the rest is a payload that wirekit encodes (bit 7: with ISA-L, else zlib)
+ *                and then damages: byte 1 bits 0-3 the largest batch (2^k bytes; batches are
+ *                2^(k-1) to 2^k bytes, at least 1/16 of the payload, the last one shorter), bits 4-7 the
+ *                level; byte 2 bits 0-2 the number of damaged bytes, byte 3 seeds the PRNG that
+ *                places the batches and the damage; the payload starts at byte 4.
+ *
+ * Both decoders run the same passes: the chosen pushes and views, then one push with 64 KiB
+ * views. Every step is checked against the streaming contract (iltp_stream_drive.h: views,
+ * NEED_INPUT / NEED_OUTPUT / DONE rules, counters, sticky PeerProtocol errors, bytes after the end
+ * mark). Then, pass for pass, the decoders must agree: the same verdict (error name, offset, end
+ * mark seen), the same decoded bytes when the stream is accepted, and bytes that are prefixes of
+ * one another when it is refused (a decoder may deliver part of a bad block). A stream cut before
+ * its end mark is ILTP_ERR_TRUNCATED at the same offset for both; igzip's bytes are then a prefix
+ * of zlib's: it may keep the last symbols of an unflushed push until more input comes (a few
+ * bytes, docs/iltp.md).
+ *
+ * The one documented difference (docs/iltp.md, docs/fuzzing.md): Lace-065 lets a receiver resolve
+ * some distances beyond the 4096-byte window. zlib resolves one only against output of the same
+ * inflate call, igzip against its 32 KiB of history. So when the decoders disagree, the input is
+ * classified with zlib through 1-byte views (no same-call output): with a 4096-byte window and
+ * with a 32 KiB one. If the 4096-byte decoder refuses a distance that the 32 KiB decoder resolves,
+ * the disagreement is that allowance and is accepted. The second documented difference: a
+ * dynamic block header with an incomplete Huffman code, which zlib refuses and igzip accepts
+ * (classified by parsing the header, see incomplete_code). Any other disagreement fails.
+ *
+ * A pass stops (without a verdict; the bytes so far are compared) after 256 views or 64 KiB of
+ * output, and pushes the rest of the input at once after 256 pushes. Decoders are created once
+ * and reset for every input. */
+#include <wirekit/iltp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "fuzz_check.h"
+#include "iltp_stream_drive.h"
+
+#define BIG_VIEW 65536
+#define KEEP ((size_t)64 << 10) /* decoded bytes compared per pass, at most */
+static const limits lim = {256, KEEP, 256}; /* views, bytes, pushes: tiny ones are slow */
+
+static const size_t caps[8] = {1, 2, 3, 7, 61, 512, 4096, 65536};
+static const size_t chunks[8] = {1, 2, 3, 5, 17, 509, 4096, 65536};
+
+static wk_iltp_decoder *dz, *di;
+static uint8_t *view, *bytes_z, *bytes_i;
+static wk_iltp_encoder *encs[2][10];
+
+static void free_all(void)
+{
+    wk_iltp_decoder_free(dz);
+    wk_iltp_decoder_free(di);
+    for (int b = 0; b < 2; b++)
+        for (int l = 0; l < 10; l++) wk_iltp_encoder_free(encs[b][l]);
+    free(view);
+    free(bytes_z);
+    free(bytes_i);
+}
+
+static void setup(void)
+{
+    if (dz) return;
+    wk_error err;
+    wk_iltp_decoder_params pz = {NULL, WK_ILTP_BACKEND_ZLIB}, pi = {NULL, WK_ILTP_BACKEND_ISAL};
+    dz = wk_iltp_decoder_create(WK_ILTP_DEFLATE12C, &pz, &err);
+    di = wk_iltp_decoder_create(WK_ILTP_DEFLATE12C, &pi, &err);
+    view = malloc(BIG_VIEW);
+    bytes_z = malloc(KEEP);
+    bytes_i = malloc(KEEP);
+    CHECK(dz && di && view && bytes_z && bytes_i);
+    CHECK(wk_iltp_decoder_backend(dz) == WK_ILTP_BACKEND_ZLIB && wk_iltp_decoder_backend(di) == WK_ILTP_BACKEND_ISAL);
+    atexit(free_all);
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Encodes payload[0..n) in PRNG-sized batches (FLUSH each), END; returns a malloc'd stream. */
+static uint8_t *encode(wk_iltp_backend be, int level, const uint8_t *payload, size_t n,
+                       size_t batch_max, uint64_t *rng, size_t *len)
+{
+    int bi = be == WK_ILTP_BACKEND_ISAL;
+    if (!encs[bi][level]) {
+        wk_error err;
+        wk_iltp_encoder_params prm = {level, NULL, be};
+        encs[bi][level] = wk_iltp_encoder_create(WK_ILTP_DEFLATE12C, &prm, &err);
+        CHECK(encs[bi][level] != NULL);
+    }
+    wk_iltp_encoder *e = encs[bi][level];
+    wk_error err;
+    CHECK(wk_iltp_encoder_reset(e, &err) == WK_OK);
+    size_t cap = n + 256, pos = 0, off = 0;
+    uint8_t *w = malloc(cap);
+    CHECK(w != NULL);
+    for (;;) {
+        size_t b = batch_max / 2 + (size_t)(rng_next(rng) % (batch_max / 2 + 1)); /* few tiny batches */
+        if (b < n / 16) b = n / 16; /* at most ~16 batches: igzip builds Huffman tables per block */
+        if (b == 0) b = 1;
+        if (b > n - off) b = n - off;
+        bool last = off + b == n;
+        wk_in in = {payload + off, b, 0};
+        wk_result r;
+        do {
+            if (cap - pos < 4096) {
+                cap = cap * 2 + 4096;
+                w = realloc(w, cap);
+                CHECK(w != NULL);
+            }
+            wk_out out = {w + pos, cap - pos, 0};
+            r = wk_iltp_encode(e, &out, &in, last ? WK_ILTP_END : WK_ILTP_FLUSH, &err);
+            CHECK(r != WK_ERROR);
+            pos += out.pos;
+        } while (r == WK_NEED_OUTPUT);
+        off += b;
+        if (last) break;
+    }
+    *len = pos;
+    return w;
+}
+
+/* zlib with the dictionary, window 2^wbits, 1-byte output views: the number of bytes it decodes
+ * and whether it stopped on "invalid distance too far back". */
+static size_t strict(const uint8_t *w, size_t n, int wbits, bool *too_far)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    CHECK(inflateInit2(&z, -wbits) == Z_OK);
+    CHECK(inflateSetDictionary(&z, wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN) == Z_OK);
+    z.next_in = (Bytef *)(uintptr_t)w;
+    z.avail_in = (uInt)n;
+    size_t out = 0;
+    uint8_t c;
+    int zr = Z_OK;
+    while (zr == Z_OK && out < KEEP) {
+        z.next_out = &c;
+        z.avail_out = 1;
+        zr = inflate(&z, Z_NO_FLUSH);
+        if (z.avail_out) break; /* no byte: end, error or input used up */
+        out++;
+    }
+    *too_far = zr == Z_DATA_ERROR && z.msg && strcmp(z.msg, "invalid distance too far back") == 0;
+    inflateEnd(&z);
+    return out;
+}
+
+/* True when the stream holds a distance beyond 4096 that 32 KiB of history resolves. */
+static bool beyond_window(const uint8_t *w, size_t n)
+{
+    bool far12, far15;
+    size_t at12 = strict(w, n, 12, &far12), at15 = strict(w, n, 15, &far15);
+    return far12 && (at15 > at12 || !far15);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The second documented difference: a dynamic block header whose code lengths leave code space
+ * unused (an incomplete code for the code lengths, the literals/lengths or the distances; not
+ * the single one-bit code RFC 1951 allows). zlib refuses the header ("invalid ... set"); igzip
+ * accepts it, refuses only an over-subscribed code, and decodes the block (a code outside the set,
+ * if the block uses one, fails and zlib's replay names the header). The classifier finds the
+ * failing block through zlib's Z_BLOCK stops and checks the header itself.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct bits {
+    const uint8_t *p;
+    size_t n;
+    uint64_t pos; /* bit position */
+    bool over;    /* read past the end */
+} bits;
+
+static unsigned getbits(bits *b, unsigned k)
+{
+    unsigned v = 0;
+    for (unsigned i = 0; i < k; i++, b->pos++) {
+        if (b->pos / 8 >= b->n) { b->over = true; return 0; }
+        v |= (unsigned)((b->p[b->pos / 8] >> (b->pos % 8)) & 1) << i;
+    }
+    return v;
+}
+
+/* Kraft sum of code lengths, scaled by 2^15: 32768 is a complete code. */
+static unsigned long kraft(const uint8_t *len, unsigned count, unsigned *max)
+{
+    unsigned long sum = 0;
+    *max = 0;
+    for (unsigned i = 0; i < count; i++)
+        if (len[i]) {
+            sum += 1ul << (15 - len[i]);
+            if (len[i] > *max) *max = len[i];
+        }
+    return sum;
+}
+
+/* Decodes one symbol of a canonical Huffman code given by len[0..count). -1 if none matches. */
+static int decode_sym(bits *b, const uint8_t *len, unsigned count)
+{
+    unsigned code = 0, first = 0, index = 0;
+    for (unsigned l = 1; l <= 15; l++) {
+        code |= getbits(b, 1);
+        unsigned num = 0;
+        for (unsigned i = 0; i < count; i++) num += len[i] == l;
+        if (code - first < num) { /* the (code - first)-th symbol of length l */
+            unsigned k = code - first;
+            for (unsigned i = 0; i < count; i++)
+                if (len[i] == l && k-- == 0) return (int)i;
+        }
+        index += num;
+        first = (first + num) << 1;
+        code <<= 1;
+        if (b->over) return -1;
+    }
+    (void)index;
+    return -1;
+}
+
+/* 1: incomplete code set (and no over-subscribed one), 0: not, given the header at bit pos. */
+static bool header_incomplete(const uint8_t *w, size_t n, uint64_t pos)
+{
+    bits b = {w, n, pos, false};
+    getbits(&b, 1);
+    if (getbits(&b, 2) != 2) return false;
+    unsigned hlit = getbits(&b, 5) + 257, hdist = getbits(&b, 5) + 1, hclen = getbits(&b, 4) + 4;
+    static const uint8_t order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+    uint8_t cl[19] = {0}, lens[320] = {0};
+    for (unsigned i = 0; i < hclen; i++) cl[order[i]] = (uint8_t)getbits(&b, 3);
+    unsigned max;
+    unsigned long k = kraft(cl, 19, &max);
+    if (b.over || k > 32768 || hlit > 286 || hdist > 30) return false;
+    if (k < 32768) return true; /* incomplete code lengths code (zlib allows none) */
+    unsigned got = 0;
+    while (got < hlit + hdist) {
+        int sym = decode_sym(&b, cl, 19);
+        if (sym < 0 || b.over) return false;
+        if (sym < 16) {
+            lens[got++] = (uint8_t)sym;
+            continue;
+        }
+        unsigned rep = sym == 16 ? 3 + getbits(&b, 2) : sym == 17 ? 3 + getbits(&b, 3) : 11 + getbits(&b, 7);
+        if (sym == 16 && got == 0) return false;
+        uint8_t v = sym == 16 ? lens[got - 1] : 0;
+        if (got + rep > hlit + hdist) return false;
+        while (rep--) lens[got++] = v;
+    }
+    unsigned long kl = kraft(lens, hlit, &max);
+    unsigned maxd;
+    unsigned long kd = kraft(lens + hlit, hdist, &maxd);
+    if (kl > 32768 || kd > 32768 || lens[256] == 0) return false;
+    return kl < 32768 || (kd < 32768 && maxd != 1 && kd != 0);
+}
+
+/* True when zlib refuses the stream in a dynamic header with an incomplete code set. */
+static bool incomplete_code(const uint8_t *w, size_t n)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    CHECK(inflateInit2(&z, -12) == Z_OK);
+    CHECK(inflateSetDictionary(&z, wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN) == Z_OK);
+    z.next_in = (Bytef *)(uintptr_t)w;
+    z.avail_in = (uInt)n;
+    uint64_t block = 0, decoded = 0; /* bit position of the block being decoded */
+    int zr;
+    for (;;) {
+        z.next_out = view;
+        z.avail_out = BIG_VIEW;
+        zr = inflate(&z, Z_BLOCK);
+        decoded += BIG_VIEW - z.avail_out;
+        if (zr != Z_OK || decoded > KEEP) break;
+        if (z.data_type & 128) block = (uint64_t)(n - z.avail_in) * 8 - (uint64_t)(z.data_type & 7);
+        if (z.avail_in == 0 && z.avail_out) break;
+    }
+    bool set_error = zr == Z_DATA_ERROR && z.msg &&
+                     (strcmp(z.msg, "invalid code lengths set") == 0 || strcmp(z.msg, "invalid literal/lengths set") == 0 ||
+                      strcmp(z.msg, "invalid distances set") == 0);
+    inflateEnd(&z);
+    return set_error && header_incomplete(w, n, block);
+}
+
+static bool agree(const outcome *a, const outcome *b, const sink *sa, const sink *sb)
+{
+    if (a->bounded || b->bounded) { /* no verdict: the bytes so far must agree */
+        size_t m = sa->n < sb->n ? sa->n : sb->n;
+        return memcmp(sa->p, sb->p, m) == 0;
+    }
+    if (a->code != b->code || a->offset != b->offset || a->ended != b->ended) return false;
+    size_t m = sa->n < sb->n ? sa->n : sb->n;
+    if (a->code == WK_ERR_ILTP_TRUNCATED) /* igzip may keep the last symbols of the last push */
+        return a->consumed == b->consumed && b->produced <= a->produced && memcmp(sa->p, sb->p, m) == 0;
+    if (!is_bad(a)) return a->produced == b->produced && a->hash == b->hash && a->consumed == b->consumed;
+    return memcmp(sa->p, sb->p, m) == 0;
+}
+
+static void compare(const uint8_t *wire, size_t n, size_t chunk, size_t cap)
+{
+    wk_error err;
+    CHECK(wk_iltp_decoder_reset(dz, &err) == WK_OK && wk_iltp_decoder_reset(di, &err) == WK_OK);
+    sink sz = {bytes_z, KEEP, 0}, si = {bytes_i, KEEP, 0};
+    outcome oz = run(dz, WK_ILTP_DEFLATE12C, wire, n, chunk, cap, view, &sz, lim);
+    outcome oi = run(di, WK_ILTP_DEFLATE12C, wire, n, chunk, cap, view, &si, lim);
+    if (agree(&oz, &oi, &sz, &si)) return;
+    if (beyond_window(wire, n)) return; /* the seed's allowance */
+    if (oz.code == WK_ERR_ILTP_DEFLATE_MALFORMED && (oi.code != oz.code || oi.offset >= oz.offset) &&
+        incomplete_code(wire, n))
+        return; /* igzip accepts an incomplete Huffman code */
+    const char *dump = getenv("WK_FUZZ_DUMP"); /* to look at the stream of a failing input */
+    if (dump) {
+        FILE *f = fopen(dump, "wb");
+        if (f) {
+            fwrite(wire, 1, n, f);
+            fclose(f);
+        }
+    }
+    fprintf(stderr, "zlib: %s at %llu, ended %d, %llu bytes; isal: %s at %llu, ended %d, %llu bytes "
+            "(chunk %zu, view %zu)\n", wk_error_name(oz.code), (unsigned long long)oz.offset, oz.ended,
+            (unsigned long long)oz.produced, wk_error_name(oi.code), (unsigned long long)oi.offset, oi.ended,
+            (unsigned long long)oi.produced, chunk, cap);
+    CHECK(!"the deflate12c decoders disagree");
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1) return 0;
+    setup();
+    uint8_t sel = data[0];
+    size_t cap = caps[sel & 7], chunk = chunks[(sel >> 3) & 7];
+    const uint8_t *wire = data + 1;
+    size_t n = size - 1;
+    uint8_t *made = NULL;
+    if (sel & 0x40) {
+        if (size < 4) return 0;
+        wk_iltp_backend be = sel & 0x80 ? WK_ILTP_BACKEND_ISAL : WK_ILTP_BACKEND_ZLIB;
+        size_t batch_max = (size_t)1 << (data[1] & 15);
+        int level = 1 + (data[1] >> 4) % 9;
+        unsigned damage = data[2] & 7;
+        uint64_t rng = ((uint64_t)data[1] << 16) | ((uint64_t)data[2] << 8) | data[3];
+        made = encode(be, level, data + 4, size - 4, batch_max, &rng, &n);
+        for (unsigned k = 0; k < damage && n; k++) {
+            uint64_t v = rng_next(&rng);
+            made[v % n] ^= (uint8_t)(1 + (v >> 32) % 255);
+        }
+        wire = made;
+    }
+    compare(wire, n, chunk, cap);
+    compare(wire, n, n ? n : 1, BIG_VIEW);
+    free(made);
+    return 0;
+}
