@@ -193,6 +193,14 @@ typedef enum wk_code {
     WK_ERR_HOST_STORE_CORRUPT = 901,     /* stored Blob file fails its hash (Integration) */
     WK_ERR_HOST_NOT_FOUND = 902,         /* no Blob with the requested hash (Usage) */
     WK_ERR_HOST_HASH_MISMATCH = 903,     /* data does not match the expected hash (PeerProtocol) */
+    /* host: carriers and the event loop (900-939 host core; 940-969 ws/wss; 970-998 quib; 999
+     * stays unassigned). Names equal identifiers. */
+    WK_ERR_HOST_RESOLVE = 904,           /* the carrier's host name did not resolve (Transport) */
+    WK_ERR_HOST_CONNECT = 905,           /* dialling the carrier failed or timed out (Transport) */
+    WK_ERR_HOST_LISTEN = 906,            /* binding or listening failed (Transport) */
+    WK_ERR_HOST_READ = 907,              /* reading from the carrier failed (Transport) */
+    WK_ERR_HOST_WRITE = 908,             /* writing to the carrier failed (Transport) */
+    WK_ERR_HOST_CARRIER = 909,           /* the carrier cannot be set up locally (Integration) */
 
     WK_CODE_LIMIT_ = 1000
 } wk_code;

@@ -101,9 +101,32 @@ wk_code wk_store_list(wk_store *s, uint8_t (**hashes)[32], size_t *count, wk_err
 /* ===== end of Blob store ==================================================================== */
 
 /* ---------------------------------------------------------------------------------------------
+ * Proof assurance (Lace-060 "Stream roles and proof-assurance resolution"; wk_iltp_assurance in
+ * iltp.h), resolved once per carrier by the host from the carrier's automatic assurance and one
+ * optional override:
+ *   automatic: QUIB exporter -> ChannelBound(exporter32); canonical wss -> ConfidentialChannel;
+ *              otherwise -> Disabled
+ *   override Disabled -> Disabled
+ *   override TrustConfidentialChannel -> ChannelBound when available, else ConfidentialChannel
+ * ------------------------------------------------------------------------------------------- */
+typedef enum wk_host_assurance_override {
+    WK_HOST_OVERRIDE_NONE = 0,      /* automatic */
+    WK_HOST_OVERRIDE_DISABLED,
+    WK_HOST_OVERRIDE_TRUST_CONFIDENTIAL_CHANNEL
+} wk_host_assurance_override;
+
+/* The assurance of a carrier: scheme is the carrier's scheme, verified_tls says a wss carrier
+ * verified the certificate chain and hostname, has_exporter says a QUIB carrier holds its
+ * 32-byte exporter. Pure function of its arguments. */
+wk_iltp_assurance wk_host_assurance_resolve(wk_iltp_scheme scheme, bool verified_tls, bool has_exporter,
+                                            wk_host_assurance_override override);
+
+/* ---------------------------------------------------------------------------------------------
  * Blob sync over carriers (src/host/sync.c, libuv): `wirekit iltp sync`. A listener (side0)
  * serves many concurrent sessions in one event loop, or one with `once`; a connector (side1)
  * runs one session to fixed point and closes cleanly. Nonce seeds come from getrandom().
+ * The carriers (stdio, unix:, tcp:) live one per file in src/host/ behind the carrier interface
+ * of src/host/carrier.h.
  * ------------------------------------------------------------------------------------------- */
 typedef struct wk_host_sync_opts {
     wk_iltp_address addr;            /* stdio, unix: or tcp: */
@@ -119,6 +142,11 @@ typedef struct wk_host_sync_opts {
     bool progress;                   /* a progress line on log while transferring (a terminal) */
     FILE *log;                       /* summaries and errors (NULL: stderr) */
     FILE *out;                       /* "listening on ADDR" (NULL: stdout) */
+    /* transport settings, passed to the carrier */
+    wk_host_assurance_override assurance_override;
+    uint64_t transport_timeout_ms;   /* each transport wait (connect, handshakes); 0: 30 s */
+    const char *cert_file, *key_file, *ca_file; /* TLS carriers (wss:, quib:) */
+    uint64_t ws_max_message;         /* ws/wss: largest received message (0: 16 MiB) */
 } wk_host_sync_opts;
 
 /* Runs the event loop until the connector's session ends, or the listener is done (`once`) or

@@ -523,6 +523,15 @@ typedef struct wk_iltp_store_ops {
 
 typedef enum wk_iltp_side { WK_ILTP_SIDE0 = 0, WK_ILTP_SIDE1 = 1 } wk_iltp_side;
 
+/* Proof assurance of a carrier (Lace-060), resolved by the host (wk_host_assurance_resolve). */
+typedef enum wk_iltp_assurance {
+    WK_ILTP_ASSURANCE_DISABLED = 0,          /* the zero-row proof block; no authority derived */
+    WK_ILTP_ASSURANCE_CONFIDENTIAL_CHANNEL,  /* a Seal proof without Channel-Binding-Hash */
+    WK_ILTP_ASSURANCE_CHANNEL_BOUND          /* a Seal proof with Channel-Binding-Hash (QUIB) */
+} wk_iltp_assurance;
+/* "Disabled", "ConfidentialChannel" or "ChannelBound" (static storage; "?" otherwise). */
+const char *wk_iltp_assurance_name(wk_iltp_assurance a);
+
 typedef enum wk_iltp_session_state {
     WK_ILTP_SESSION_PREFACING = 0,
     WK_ILTP_SESSION_ESTABLISHING,
@@ -547,6 +556,11 @@ typedef struct wk_iltp_session_params {
     uint64_t phase_timeout_ms;      /* 0: no deadline */
     int level;                      /* compression level (0: the token's default) */
     const wk_allocator *allocator;
+    /* The carrier's proof assurance and, for ChannelBound, its 32-byte exporter. This build
+     * makes and checks proofs for Disabled only: another value is refused at create (WK_ERR_ARG)
+     * until the Seal proof is implemented. */
+    wk_iltp_assurance assurance;
+    uint8_t channel_exporter[32];
     /* Optional: called with one line per item as it passes (incoming when decoded, outgoing when
      * queued), e.g. "facts 4 advertisement" or "record B <hash> 1024 response". */
     void (*trace)(void *ctx, bool outgoing, const char *line);

@@ -169,6 +169,12 @@ static const code_info table[] = {
     {WK_ERR_HOST_NOT_FOUND, "HOST_ERR_NOT_FOUND", WK_CAT_USAGE, false, "no Blob with this hash"},
     {WK_ERR_HOST_HASH_MISMATCH, "HOST_ERR_HASH_MISMATCH", PEER, false,
      "data does not match the expected hash"},
+    {WK_ERR_HOST_RESOLVE, "WK_ERR_HOST_RESOLVE", WK_CAT_TRANSPORT, false, "the carrier address did not resolve"},
+    {WK_ERR_HOST_CONNECT, "WK_ERR_HOST_CONNECT", WK_CAT_TRANSPORT, false, "connecting the carrier failed"},
+    {WK_ERR_HOST_LISTEN, "WK_ERR_HOST_LISTEN", WK_CAT_TRANSPORT, false, "listening on the carrier address failed"},
+    {WK_ERR_HOST_READ, "WK_ERR_HOST_READ", WK_CAT_TRANSPORT, false, "reading from the carrier failed"},
+    {WK_ERR_HOST_WRITE, "WK_ERR_HOST_WRITE", WK_CAT_TRANSPORT, false, "writing to the carrier failed"},
+    {WK_ERR_HOST_CARRIER, "WK_ERR_HOST_CARRIER", INTEG, false, "the carrier cannot be set up locally"},
 };
 #undef PEER
 #undef INTEG

@@ -77,6 +77,16 @@ const char *wk_iltp_session_state_name(wk_iltp_session_state st)
     return st <= WK_ILTP_SESSION_FAILED ? state_names[st] : "?";
 }
 wk_iltp_session_state wk_iltp_session_state_get(const wk_iltp_session *s) { return s->state; }
+
+const char *wk_iltp_assurance_name(wk_iltp_assurance a)
+{
+    switch (a) {
+    case WK_ILTP_ASSURANCE_DISABLED: return "Disabled";
+    case WK_ILTP_ASSURANCE_CONFIDENTIAL_CHANNEL: return "ConfidentialChannel";
+    case WK_ILTP_ASSURANCE_CHANNEL_BOUND: return "ChannelBound";
+    }
+    return "?";
+}
 void wk_iltp_session_stats_get(const wk_iltp_session *s, wk_iltp_session_stats *out) { *out = s->st; }
 bool wk_iltp_session_closed_locally(const wk_iltp_session *s) { return s->end_written; }
 
@@ -796,6 +806,11 @@ wk_iltp_session *wk_iltp_session_create(const wk_iltp_session_params *p, uint64_
 {
     if (!p->store.has || !p->store.list || !p->store.get || !p->store.put) {
         wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "the session needs all four store operations");
+        return NULL;
+    }
+    if (p->assurance != WK_ILTP_ASSURANCE_DISABLED) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "proof assurance %s needs a Seal proof, which this build does not make",
+                     wk_iltp_assurance_name(p->assurance));
         return NULL;
     }
     if (p->form != WK_ILTP_FORM_1_0 && p->form != WK_ILTP_FORM_0_13) {
