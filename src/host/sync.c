@@ -59,6 +59,7 @@ typedef struct conn {
     /* Blob I/O */
     wk_rx *rx;              /* the Blob being received */
     int commits;            /* received Blobs on their way into the store */
+    int io;                 /* receive and read objects alive (they charge mem) */
     wk_tx *tx;              /* the Blob being read for a response */
     wk_in tx_in;            /* the part of its window handed to the session */
     uint64_t tx_in_end;     /* the Blob offset where tx_in ends */
@@ -165,10 +166,10 @@ static void close_handles(server *sv)
 }
 
 /* ---- connection lifetime ------------------------------------------------------------------- */
-/* Frees c once its carrier is gone and no commit refers to it. */
+/* Frees c once its carrier is gone and no store object refers to it. */
 static void conn_release(conn *c)
 {
-    if (!c->car_closed || c->commits > 0) return;
+    if (!c->car_closed || c->commits > 0 || c->io > 0) return;
     server *sv = c->srv;
     conn **pp = &sv->conns;
     while (*pp && *pp != c) pp = &(*pp)->next;
@@ -271,7 +272,14 @@ static void rx_done(void *ctx, wk_rx *rx, const uint8_t hash[32], uint64_t len, 
     conn_release(c);
 }
 
-static const wk_rx_events rx_events = {rx_room, rx_done};
+static void io_released(void *ctx)
+{
+    conn *c = ctx;
+    c->io--;
+    conn_release(c);
+}
+
+static const wk_rx_events rx_events = {rx_room, rx_done, io_released};
 
 static void tx_ready(void *ctx, wk_tx *tx)
 {
@@ -313,6 +321,7 @@ static bool on_rx_event(conn *c)
     switch (ev->kind) {
     case WK_ILTP_SESSION_BLOB_BEGIN:
         c->rx = wk_rx_begin(&c->srv->loop, c->srv->store, &c->mem, ev->hash, ev->length, &rx_events, c);
+        if (c->rx) c->io++;
         if (!c->rx) {
             wk_error_set(&e, WK_ERR_NOMEM, WK_NO_OFFSET, "receive window for a %llu-byte Blob",
                          (unsigned long long)ev->length);
@@ -430,7 +439,8 @@ static void pump(conn *c)
         if (!c->tx || memcmp(wk_tx_hash(c->tx), ev->hash, 32) != 0) {
             wk_tx_close(c->tx);
             c->tx_in = (wk_in){NULL, 0, 0};
-            c->tx = wk_tx_open(&sv->loop, sv->store, &c->mem, ev->hash, ev->length, tx_ready, c);
+            c->tx = wk_tx_open(&sv->loop, sv->store, &c->mem, ev->hash, ev->length, tx_ready, io_released, c);
+            if (c->tx) c->io++;
             if (!c->tx) {
                 wk_error_set(&e, WK_ERR_NOMEM, WK_NO_OFFSET, "read window for a %llu-byte Blob",
                              (unsigned long long)ev->length);
