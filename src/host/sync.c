@@ -212,7 +212,8 @@ static void fail_conn(conn *c, const wk_error *e0)
 {
     if (c->done) return;
     wk_error e = *e0;
-    if (e.code == WK_ERR_NOMEM && c->mem.refused) {
+    /* a refused allocation surfaces as NOMEM, or as a backend failure from inside libzstd */
+    if (c->mem.refused && e.category == WK_CAT_INTEGRATION && e.code != WK_ERR_HOST_MEMORY_LIMIT) {
         wk_error_set(&e, WK_ERR_HOST_MEMORY_LIMIT, WK_NO_OFFSET, "the sessions' memory budget of %llu bytes is spent (%.60s)",
                      (unsigned long long)c->srv->budget.limit, e0->msg);
     }
