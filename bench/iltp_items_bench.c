@@ -87,38 +87,19 @@ static void blob(buf *b, size_t n, bool text)
     free(d);
 }
 
-/* Raw item decoding in 64 KiB pushes; returns items. One decoder serves every run, as one
- * serves a whole session: its item buffer is warm after the first large item. */
-static wk_iltp_item_decoder *g_dec;
-static size_t decode_raw(const buf *s)
+/* Raw item decoding in 64 KiB pushes; returns items. One decoder per mode serves every run, as
+ * one serves a whole session: its item buffer is warm after the first large item. streamed: Blob
+ * records come out as WK_EVENT slices of the pushed input, hashed as they pass, never copied (what
+ * a session does; a Blob counts at its END event); otherwise each is collected whole. */
+static wk_iltp_item_decoder *g_dec[2];
+static size_t decode_raw(const buf *s, bool streamed)
 {
     wk_error e;
-    if (!g_dec) g_dec = wk_iltp_item_decoder_create(NULL, &e);
-    wk_iltp_item_decoder *d = g_dec;
-    size_t items = 0;
-    for (size_t pos = 0; pos < s->n;) {
-        size_t lim = pos + 65536 < s->n ? pos + 65536 : s->n;
-        wk_in in = {s->p, lim, pos};
-        wk_iltp_item it;
-        wk_result r;
-        while ((r = wk_iltp_item_decode(d, &in, &it, &e)) == WK_DONE) items++;
-        if (r == WK_ERROR) { fprintf(stderr, "decode: %s\n", e.msg); exit(1); }
-        pos = lim;
+    if (!g_dec[streamed]) {
+        g_dec[streamed] = wk_iltp_item_decoder_create(NULL, &e);
+        wk_iltp_item_decoder_stream_blobs(g_dec[streamed], streamed);
     }
-    return items;
-}
-
-/* Raw decoding with Blob records streamed (WK_EVENT slices of the pushed input, hashed as they
- * pass, never copied): what a session does. Returns items (a Blob counts at its END event). */
-static wk_iltp_item_decoder *g_sdec;
-static size_t decode_raw_streamed(const buf *s)
-{
-    wk_error e;
-    if (!g_sdec) {
-        g_sdec = wk_iltp_item_decoder_create(NULL, &e);
-        wk_iltp_item_decoder_stream_blobs(g_sdec, true);
-    }
-    wk_iltp_item_decoder *d = g_sdec;
+    wk_iltp_item_decoder *d = g_dec[streamed];
     size_t items = 0;
     for (size_t pos = 0; pos < s->n;) {
         size_t lim = pos + 65536 < s->n ? pos + 65536 : s->n;
@@ -222,8 +203,8 @@ static double median_time(int runs, size_t (*f)(const buf *, int), const buf *b,
     return t[runs / 2];
 }
 
-static size_t f_raw(const buf *b, int a) { (void)a; return decode_raw(b); }
-static size_t f_raw_streamed(const buf *b, int a) { (void)a; return decode_raw_streamed(b); }
+static size_t f_raw(const buf *b, int a) { (void)a; return decode_raw(b, false); }
+static size_t f_raw_streamed(const buf *b, int a) { (void)a; return decode_raw(b, true); }
 static size_t f_stack(const buf *b, int a) { return decode_stack(b, (wk_iltp_encoding)a); }
 static const buf *g_wire;
 static size_t g_skip;
@@ -311,7 +292,7 @@ int main(int argc, char **argv)
     free(fb.p);
     free(bb.p);
     free(mixed.p);
-    wk_iltp_item_decoder_free(g_dec);
-    wk_iltp_item_decoder_free(g_sdec);
+    wk_iltp_item_decoder_free(g_dec[0]);
+    wk_iltp_item_decoder_free(g_dec[1]);
     return 0;
 }

@@ -368,31 +368,5 @@ def memory_budget():
     lst.stop()
 
 
-def main():
-    results = []
-    try:
-        for fn in TESTS:
-            name = fn.__name__
-            if ONLY and not any(o in name for o in ONLY):
-                continue
-            t = time.monotonic()
-            try:
-                fn()
-                results.append((name, True, "", time.monotonic() - t))
-            except Exception as e:  # noqa: BLE001
-                results.append((name, False, "%s: %s" % (type(e).__name__, e), time.monotonic() - t))
-            finally:
-                kill_all()
-            ok = results[-1][1]
-            print("%s %s (%.2f s)%s" % ("ok  " if ok else "FAIL", name, results[-1][3],
-                                        "" if ok else "\n     " + results[-1][2]), flush=True)
-    finally:
-        cleanup()
-    passed = sum(1 for r in results if r[1])
-    failed = len(results) - passed
-    print("host_hostile: %d passed, %d failed (%.1f s)" % (passed, failed, time.monotonic() - T0))
-    return 1 if failed or not results else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_tests(TESTS, "host_hostile"))

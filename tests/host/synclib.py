@@ -702,3 +702,33 @@ def seed_store(store, blobs, addr=None, timeout=120):
 
 
 # ---------------------------------------------------------------------------------------------
+
+
+def run_tests(tests, label):
+    """Runs each test function (all, or those whose name holds one of ONLY), killing every process
+    after each; prints one line per test and `label: N passed, M failed`. Returns the exit
+    status."""
+    results = []
+    try:
+        for fn in tests:
+            name = fn.__name__
+            names = getattr(fn, "names", [name])  # a group of cases answers to each case's name
+            if ONLY and not any(o in n for o in ONLY for n in names):
+                continue
+            t = time.monotonic()
+            try:
+                fn()
+                results.append((name, True, "", time.monotonic() - t))
+            except Exception as e:  # noqa: BLE001 - report every failure
+                results.append((name, False, "%s: %s" % (type(e).__name__, e), time.monotonic() - t))
+            finally:
+                kill_all()
+            ok = results[-1][1]
+            print("%s %s (%.2f s)%s" % ("ok  " if ok else "FAIL", name, results[-1][3],
+                                        "" if ok else "\n     " + results[-1][2]), flush=True)
+    finally:
+        cleanup()
+    passed = sum(1 for r in results if r[1])
+    failed = len(results) - passed
+    print("%s: %d passed, %d failed (%.1f s)" % (label, passed, failed, time.monotonic() - T0))
+    return 1 if failed or not results else 0
