@@ -509,10 +509,16 @@ static void check_completion(conn *c)
     if (wk_iltp_session_closed_locally(c->s) && !c->shut_requested) {
         c->shut_requested = true;
         if (wk_carrier_half_close(c->car, &e) != WK_OK) {
-            fail_conn(c, &e);
+            /* the peer ended cleanly and is gone: nothing more to say */
+            if (c->peer_ended && wk_iltp_session_state_get(c->s) == WK_ILTP_SESSION_CLOSED) {
+                c->shut_done = true;
+            } else {
+                fail_conn(c, &e);
+                return;
+            }
+        } else {
             return;
         }
-        return;
     }
     if (c->shut_done && c->peer_ended && wk_iltp_session_state_get(c->s) == WK_ILTP_SESSION_CLOSED)
         finish(c, 0, c->idle_closed ? "closed: WK_ERR_HOST_IDLE_TIMEOUT" : "clean", NULL);
