@@ -7,7 +7,8 @@ beside `rsync -a` (local to local) of the same stores for reference.
         [--timeout-ms N] [--ignore-sigpipe] [--no-rsync] [--dir DIR] [--append-doc docs/benchmarks.md]
 
 Configurations (see CONFIGS): 'same' = 200 connectors that all hold the same 20 small Blobs,
-'same-identity' = the same offering no encodings, 'unique' = 200 connectors with 20 Blobs of their
+'same-identity' = the same offering no encodings, 'same-level1' (not in the default list) = the
+same at zstd20c level 1, 'unique' = 200 connectors with 20 Blobs of their
 own each (the union grows with the square of the number of connectors: every connector also pulls
 what the earlier ones pushed, hundreds of thousands of fsynced Blob writes), 'bulk' = one
 connector, 1 GiB of Blobs each way (32 random Blobs of 32 MiB on each side).
@@ -250,6 +251,8 @@ CONFIGS = {
     "same": (200, False, [], "{n} connectors, the same {b} Blobs in every connector store"),
     "same-identity": (200, False, ["--encode", "", "--decode", ""],
                       "the same, offering no encodings (`--encode '' --decode ''` on both sides: identity)"),
+    "same-level1": (200, False, ["--level", "1"],
+                    "the same as `same` with `--level 1` on both sides (zstd20c level 1: small match tables)"),
     "unique": (200, True, [], "{n} connectors, {b} Blobs of its own in every connector store"),
     "bulk": (1, False, [], "one connector, 1 GiB of Blobs each way (32 x 32 MiB random per side)"),
 }
