@@ -193,6 +193,19 @@ typedef enum wk_code {
     WK_ERR_HOST_STORE_CORRUPT = 901,     /* stored Blob file fails its hash (Integration) */
     WK_ERR_HOST_NOT_FOUND = 902,         /* no Blob with the requested hash (Usage) */
     WK_ERR_HOST_HASH_MISMATCH = 903,     /* data does not match the expected hash (PeerProtocol) */
+    /* host: carriers and the event loop (900-939 host core; 940-969 ws/wss; 970-998 quib; 999
+     * stays unassigned). Names equal identifiers. */
+    WK_ERR_HOST_RESOLVE = 904,           /* the carrier's host name did not resolve (Transport) */
+    WK_ERR_HOST_CONNECT = 905,           /* dialling the carrier failed or timed out (Transport) */
+    WK_ERR_HOST_LISTEN = 906,            /* binding or listening failed (Transport) */
+    WK_ERR_HOST_READ = 907,              /* reading from the carrier failed (Transport) */
+    WK_ERR_HOST_WRITE = 908,             /* writing to the carrier failed (Transport) */
+    WK_ERR_HOST_CARRIER = 909,           /* the carrier cannot be set up locally (Integration) */
+    WK_ERR_HOST_SESSIONS_LIMIT = 910,    /* --max-sessions reached: connection refused (Transport) */
+    WK_ERR_HOST_MEMORY_LIMIT = 911,      /* --max-memory reached: session refused or failed (Integration) */
+    WK_ERR_HOST_IDLE_TIMEOUT = 912,      /* silent at fixed point for --idle-timeout-ms (Transport) */
+    WK_ERR_HOST_CLOSE_TIMEOUT = 913,     /* the peer did not end after our bounded completion (Transport) */
+    WK_ERR_HOST_INTERRUPTED = 914,       /* SIGINT/SIGTERM ended a session before fixed point (Usage) */
 
     WK_CODE_LIMIT_ = 1000
 } wk_code;
@@ -297,12 +310,10 @@ wk_allocator wk_allocator_or_default(const wk_allocator *a);
 
 typedef struct wk_blake3_hasher {
     uint32_t key[8];
-    /* current chunk state */
-    uint32_t cv[8];
+    /* current chunk state: its raw bytes, compressed once it is known not to be the root */
     uint64_t chunk_counter;
-    uint8_t buf[WK_BLAKE3_BLOCK_LEN];
-    uint8_t buf_len;
-    uint8_t blocks_compressed;
+    uint8_t buf[WK_BLAKE3_CHUNK_LEN];
+    uint16_t buf_len;
     uint8_t flags;
     /* chaining-value stack of completed subtrees */
     uint8_t cv_stack_len;

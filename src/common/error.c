@@ -169,6 +169,17 @@ static const code_info table[] = {
     {WK_ERR_HOST_NOT_FOUND, "HOST_ERR_NOT_FOUND", WK_CAT_USAGE, false, "no Blob with this hash"},
     {WK_ERR_HOST_HASH_MISMATCH, "HOST_ERR_HASH_MISMATCH", PEER, false,
      "data does not match the expected hash"},
+    {WK_ERR_HOST_RESOLVE, "WK_ERR_HOST_RESOLVE", WK_CAT_TRANSPORT, false, "the carrier address did not resolve"},
+    {WK_ERR_HOST_CONNECT, "WK_ERR_HOST_CONNECT", WK_CAT_TRANSPORT, false, "connecting the carrier failed"},
+    {WK_ERR_HOST_LISTEN, "WK_ERR_HOST_LISTEN", WK_CAT_TRANSPORT, false, "listening on the carrier address failed"},
+    {WK_ERR_HOST_READ, "WK_ERR_HOST_READ", WK_CAT_TRANSPORT, false, "reading from the carrier failed"},
+    {WK_ERR_HOST_WRITE, "WK_ERR_HOST_WRITE", WK_CAT_TRANSPORT, false, "writing to the carrier failed"},
+    {WK_ERR_HOST_CARRIER, "WK_ERR_HOST_CARRIER", INTEG, false, "the carrier cannot be set up locally"},
+    {WK_ERR_HOST_SESSIONS_LIMIT, "WK_ERR_HOST_SESSIONS_LIMIT", WK_CAT_TRANSPORT, false, "too many sessions: connection refused"},
+    {WK_ERR_HOST_MEMORY_LIMIT, "WK_ERR_HOST_MEMORY_LIMIT", INTEG, false, "the sessions' memory budget is spent"},
+    {WK_ERR_HOST_IDLE_TIMEOUT, "WK_ERR_HOST_IDLE_TIMEOUT", WK_CAT_TRANSPORT, false, "silent at fixed point for the idle timeout"},
+    {WK_ERR_HOST_CLOSE_TIMEOUT, "WK_ERR_HOST_CLOSE_TIMEOUT", WK_CAT_TRANSPORT, false, "the peer did not end its direction after ours"},
+    {WK_ERR_HOST_INTERRUPTED, "WK_ERR_HOST_INTERRUPTED", WK_CAT_USAGE, false, "interrupted before fixed point"},
 };
 #undef PEER
 #undef INTEG

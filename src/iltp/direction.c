@@ -25,7 +25,7 @@ struct wk_iltp_reader {
     bool after_end;              /* the raw phase follows an end mark */
     wk_error failure;
     size_t dpos, dlen;
-    uint8_t dbuf[DBUF];
+    uint8_t *dbuf;               /* DBUF bytes, made for the first compressed session */
 };
 
 wk_iltp_reader *wk_iltp_reader_create(const wk_iltp_stack_params *params, wk_error *err)
@@ -55,6 +55,7 @@ void wk_iltp_reader_free(wk_iltp_reader *r)
     if (!r) return;
     wk_iltp_item_decoder_free(r->items);
     for (int i = 0; i < 3; i++) wk_iltp_decoder_free(r->dec[i]);
+    if (r->dbuf) r->alloc.free(r->alloc.opaque, r->dbuf);
     r->alloc.free(r->alloc.opaque, r);
 }
 
@@ -62,6 +63,9 @@ wk_iltp_reader_phase wk_iltp_reader_phase_get(const wk_iltp_reader *r) { return 
 wk_iltp_encoding wk_iltp_reader_encoding(const wk_iltp_reader *r) { return r->enc; }
 uint64_t wk_iltp_reader_consumed(const wk_iltp_reader *r) { return r->consumed; }
 void wk_iltp_reader_expect_operand(wk_iltp_reader *r) { wk_iltp_item_decoder_expect_operand(r->items); }
+void wk_iltp_reader_stream_blobs(wk_iltp_reader *r, bool on) { wk_iltp_item_decoder_stream_blobs(r->items, on); }
+const wk_iltp_blob_event *wk_iltp_reader_event(const wk_iltp_reader *r) { return wk_iltp_item_decoder_event(r->items); }
+void wk_iltp_reader_limit(wk_iltp_reader *r, uint64_t limit) { wk_iltp_item_decoder_limit(r->items, limit); }
 
 static wk_result rfail(wk_iltp_reader *r, wk_error *err, const wk_error *e)
 {
@@ -95,6 +99,10 @@ wk_code wk_iltp_reader_begin(wk_iltp_reader *r, wk_iltp_encoding enc, wk_error *
             return err ? err->code : WK_ERR_BACKEND;
         }
         r->stream = r->dec[enc];
+        if (!r->dbuf) {
+            r->dbuf = r->alloc.alloc(r->alloc.opaque, DBUF);
+            if (!r->dbuf) return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "decoded-bytes buffer");
+        }
     }
     r->dpos = r->dlen = 0;
     wk_iltp_item_decoder_reset(r->items);
@@ -151,6 +159,7 @@ static wk_result compressed_items(wk_iltp_reader *r, wk_in *in, wk_iltp_item *it
                                   "a preface decoded out of a compressed stream (decoded offset)");
             return WK_DONE;
         }
+        if (res == WK_EVENT) return WK_EVENT; /* a streamed Blob: slices borrow dbuf */
         /* the item decoder wants more decoded bytes */
         r->dpos = r->dlen = 0;
         wk_out out = {r->dbuf, DBUF, 0};
@@ -334,6 +343,14 @@ wk_result wk_iltp_writer_write(wk_iltp_writer *w, wk_in *batch, wk_out *out, wk_
 {
     if (w->phase != W_SESSION) return wfail(w, err, WK_ERR_STATE, "no session to write items in");
     wk_result r = wk_iltp_encode(w->stream, out, batch, WK_ILTP_FLUSH, err);
+    if (r == WK_ERROR) w->phase = W_FAILED;
+    return r;
+}
+
+wk_result wk_iltp_writer_write_part(wk_iltp_writer *w, wk_in *in, wk_out *out, wk_error *err)
+{
+    if (w->phase != W_SESSION) return wfail(w, err, WK_ERR_STATE, "no session to write items in");
+    wk_result r = wk_iltp_encode(w->stream, out, in, WK_ILTP_CONTINUE, err);
     if (r == WK_ERROR) w->phase = W_FAILED;
     return r;
 }

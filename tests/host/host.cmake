@@ -6,3 +6,8 @@ endif()
 add_test(NAME host_store COMMAND test_host_store)
 add_test(NAME host_store_cli
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/host/store_cli_test.sh $<TARGET_FILE:wirekit_cli>)
+# host_carrier: the carrier layer without sockets (assurance resolution, the carrier table)
+wk_test(test_host_carrier host/test_carrier.c)
+target_link_libraries(test_host_carrier PRIVATE wirekit_host)
+target_include_directories(test_host_carrier PRIVATE ${CMAKE_SOURCE_DIR}/src/host) # carrier.h is internal
+add_test(NAME host_carrier COMMAND test_host_carrier)
