@@ -1,8 +1,27 @@
-/* wirekit iltp sync: Blob sync sessions over stdio, unix: and tcp: carriers. */
+/* wirekit iltp sync: Blob sync sessions over stdio, unix:, tcp:, ws: and wss: carriers. */
 #include "cli.h"
 #include <wirekit/host.h>
 #include <string.h>
 #include <unistd.h>
+
+/* A byte count with an optional k, M or G suffix (powers of 1024). */
+static bool parse_size(const char *s, uint64_t *out)
+{
+    size_t n = strlen(s);
+    uint64_t mul = 1;
+    char buf[32];
+    if (n == 0 || n >= sizeof buf) return false;
+    char last = s[n - 1];
+    if (last == 'k' || last == 'K') mul = 1u << 10;
+    else if (last == 'M') mul = 1u << 20;
+    else if (last == 'G') mul = 1u << 30;
+    memcpy(buf, s, n + 1);
+    if (mul != 1) buf[--n] = 0;
+    uint64_t v;
+    if (!wk_cli_parse_u64(buf, 0, UINT64_MAX / mul, &v)) return false;
+    *out = v * mul;
+    return true;
+}
 
 int wk_cli_iltp_sync(int argc, char **argv)
 {
@@ -29,7 +48,16 @@ int wk_cli_iltp_sync(int argc, char **argv)
                    "  --budget-prefacing N, --budget-establishment N, --budget-round N\n"
                    "                      received-control bytes per phase (defaults 64 KiB, 4 MiB, 256 MiB)\n"
                    "  --verbose           print each item as it passes\n"
-                   "ADDR: stdio, unix:/abs/path, tcp:host[:port] (default port 4790; port 0 picks one).\n"
+                   "  --cert FILE, --key FILE  TLS certificate chain and key of a wss: listener (PEM)\n"
+                   "  --ca FILE           trust anchors of a wss: connector (PEM; default: the system store)\n"
+                   "  --ws-max-message N  largest WebSocket message received (bytes, k/M/G; default 16M)\n"
+                   "  --trust-confidential-channel  proof assurance override: trust the channel as\n"
+                   "                      confidential (e.g. ws: behind a trusted WSS reverse proxy)\n"
+                   "  --disable-proof     proof assurance override Disabled (no proof is sent)\n"
+                   "  --transport-timeout-ms N  bound on each transport wait: connect, TLS and\n"
+                   "                      WebSocket handshakes, the close handshake (default 30000)\n"
+                   "ADDR: stdio, unix:/abs/path, tcp:host[:port] (default port 4790; port 0 picks one),\n"
+                   "      ws:host[:port][/path] (port 80, path /interlace), wss:host[:port][/path] (443).\n"
                    "Exit: 0 clean, 1 local failure, 2 peer protocol failure, 4 transport failure.\n");
             return 0;
         } else if ((strcmp(a, "--listen") == 0 || strcmp(a, "--connect") == 0) && more) {
@@ -57,6 +85,24 @@ int wk_cli_iltp_sync(int argc, char **argv)
             o.phase_timeout_ms = v;
         } else if (strcmp(a, "--verbose") == 0) {
             o.verbose = true;
+        } else if (strcmp(a, "--cert") == 0 && more) {
+            o.cert_file = argv[++i];
+        } else if (strcmp(a, "--key") == 0 && more) {
+            o.key_file = argv[++i];
+        } else if (strcmp(a, "--ca") == 0 && more) {
+            o.ca_file = argv[++i];
+        } else if (strcmp(a, "--ws-max-message") == 0 && more) {
+            if (!parse_size(argv[++i], &v) || v == 0) return wk_cli_usage("bad --ws-max-message (bytes, with k, M or G)");
+            o.ws_max_message = v;
+        } else if (strcmp(a, "--trust-confidential-channel") == 0 || strcmp(a, "--disable-proof") == 0) {
+            wk_host_assurance_override ov = a[2] == 't' ? WK_HOST_OVERRIDE_TRUST_CONFIDENTIAL_CHANNEL
+                                                        : WK_HOST_OVERRIDE_DISABLED;
+            if (o.assurance_override && o.assurance_override != ov)
+                return wk_cli_usage("give one of --trust-confidential-channel and --disable-proof");
+            o.assurance_override = ov;
+        } else if (strcmp(a, "--transport-timeout-ms") == 0 && more) {
+            if (!wk_cli_parse_u64(argv[++i], 1, 86400000, &v)) return wk_cli_usage("bad --transport-timeout-ms");
+            o.transport_timeout_ms = v;
         } else if ((strcmp(a, "--budget-prefacing") == 0 || strcmp(a, "--budget-establishment") == 0 ||
                     strcmp(a, "--budget-round") == 0) && more) {
             if (!wk_cli_parse_u64(argv[++i], 1, UINT64_MAX, &v)) return wk_cli_usage("bad %s", a);
@@ -82,6 +128,14 @@ int wk_cli_iltp_sync(int argc, char **argv)
         wk_cli_fail(&err);
         return WK_EXIT_USAGE;
     }
+    bool tls = o.addr.scheme == WK_ILTP_SCHEME_WSS || o.addr.scheme == WK_ILTP_SCHEME_QUIB;
+    if ((o.cert_file || o.key_file) && !(tls && o.listen))
+        return wk_cli_usage("--cert and --key belong to a wss: (or quib:) listener");
+    if (o.ca_file && !(tls && !o.listen)) return wk_cli_usage("--ca belongs to a wss: (or quib:) connector");
+    if (tls && o.listen && (!o.cert_file || !o.key_file))
+        return wk_cli_usage("a %s listener needs --cert FILE and --key FILE", wk_iltp_scheme_name(o.addr.scheme));
+    if (o.ws_max_message && o.addr.scheme != WK_ILTP_SCHEME_WS && o.addr.scheme != WK_ILTP_SCHEME_WSS)
+        return wk_cli_usage("--ws-max-message belongs to ws: and wss: addresses");
     wk_error_clear(&err);
     int rc = wk_host_sync_run(&o, &err);
     if (rc != 0 && err.code != WK_OK) {

@@ -201,6 +201,19 @@ typedef enum wk_code {
     WK_ERR_HOST_READ = 907,              /* reading from the carrier failed (Transport) */
     WK_ERR_HOST_WRITE = 908,             /* writing to the carrier failed (Transport) */
     WK_ERR_HOST_CARRIER = 909,           /* the carrier cannot be set up locally (Integration) */
+    /* host: the ws: and wss: carriers (src/host/ws.c, ws_wire.c, tls.c) */
+    WK_ERR_HOST_WS_UPGRADE = 940,        /* the HTTP upgrade request or response is invalid (Transport) */
+    WK_ERR_HOST_WS_PATH = 941,           /* an upgrade request for another path: 404 (Transport) */
+    WK_ERR_HOST_WS_TEXT = 942,           /* a text message: ILTP travels in binary messages (PeerProtocol) */
+    WK_ERR_HOST_WS_PROTOCOL = 943,       /* a WebSocket framing rule broken, e.g. an unmasked client frame (Transport) */
+    WK_ERR_HOST_WS_MESSAGE_TOO_BIG = 944, /* a received message over --ws-max-message (Transport) */
+    WK_ERR_HOST_WS_CLOSED = 945,         /* the connection ended without a close frame, or closed with an error code (Transport) */
+    WK_ERR_HOST_WS_BUFFER = 946,         /* a bounded transport buffer overflowed (Transport) */
+    WK_ERR_HOST_WS_TIMEOUT = 947,        /* an upgrade or close handshake passed its deadline (Transport) */
+    WK_ERR_HOST_TLS_HANDSHAKE = 950,     /* the TLS handshake failed (Transport) */
+    WK_ERR_HOST_TLS_VERIFY = 951,        /* the peer's certificate chain or hostname did not verify (Transport) */
+    WK_ERR_HOST_TLS = 952,               /* a TLS record-layer failure after the handshake (Transport) */
+    WK_ERR_HOST_TLS_CREDENTIALS = 953,   /* --cert, --key or --ca cannot be loaded (Usage) */
 
     WK_CODE_LIMIT_ = 1000
 } wk_code;
