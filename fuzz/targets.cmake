@@ -20,4 +20,7 @@ set(WK_FUZZ_TARGETS
   moqt_roundtrip
   colloq_binary
   colloq_compile
+  ws_wire
 )
+# Targets that need more than wirekit_static (their sources' internal headers come from src/).
+set(WK_FUZZ_LINK_ws_wire wirekit_host)

@@ -148,6 +148,7 @@ typedef struct tls_conn {
 static tls_conn *of(wk_carrier *c) { return (tls_conn *)c; }
 static void deliver(tls_conn *t);
 static void hs_drive(tls_conn *t);
+static void on_idle(uv_idle_t *h);
 
 static void fail(tls_conn *t, const wk_error *e)
 {
@@ -301,7 +302,11 @@ static size_t in_received(wk_carrier *in, const uint8_t *p, size_t n)
     t->in_p = NULL;
     t->in_n = t->in_pos = 0;
     if (t->dead || t->closing) return n;
-    if (used < n) t->inner_paused = true;
+    if (used < n) {
+        t->inner_paused = true;
+        /* not paused by the owner: try again from the loop (it resumes the inner carrier) */
+        if (t->want_read && t->opened && !t->ended) uv_idle_start(&t->idle, on_idle);
+    }
     return used;
 }
 
@@ -448,6 +453,7 @@ static void deliver(tls_conn *t)
             }
             continue;
         }
+        size_t before = t->in_pos;
         ssize_t r = gnutls_record_recv(t->s, t->pt, sizeof t->pt);
         flush(t); /* a KeyUpdate answer, alerts */
         if (t->dead || t->closing) return;
@@ -462,6 +468,9 @@ static void deliver(tls_conn *t)
             return;
         }
         if (r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED) {
+            /* GnuTLS also answers AGAIN after a post-handshake message (a TLS 1.3 session
+             * ticket) with more ciphertext at hand: go on while it takes bytes */
+            if (t->in_p && t->in_pos < t->in_n && t->in_pos > before) continue;
             need_input(t);
             return;
         }

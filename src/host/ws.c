@@ -39,6 +39,7 @@
 #include <string.h>
 
 #define WK_WS_SEND_MESSAGE 65536   /* largest message we send */
+#define WS_LINGER_MS 1000          /* bound on sending the close frame after a failure */
 #define OBUF_CAP (WK_WS_HEADER_MAX + WK_WS_SEND_MESSAGE + 2 * (WK_WS_HEADER_MAX + WK_WS_CONTROL_MAX))
 
 typedef enum { ST_NEW, ST_UPGRADE, ST_OPEN } ws_state;
@@ -62,6 +63,7 @@ typedef struct ws_conn {
     bool peer_closed;            /* the peer's close frame arrived */
     bool close_queued, close_sent, close_writing, shutting;
     bool refused;                /* server: an error answer is being written; fail after it */
+    bool lingering, finishing;   /* closed by the owner: the last frames go out, then release */
     wk_error refusal;
     /* the data slice the owner has not consumed (inside the reader) */
     const uint8_t *held;
@@ -82,6 +84,8 @@ typedef struct ws_conn {
 static ws_conn *of(wk_carrier *c) { return (ws_conn *)c; }
 static void pump_out(ws_conn *w);
 static void feed(ws_conn *w, wk_in *in);
+static void finish_close(ws_conn *w);
+static void linger_step(ws_conn *w);
 
 static void fail(ws_conn *w, const wk_error *e)
 {
@@ -344,6 +348,10 @@ static void in_ended(wk_carrier *in)
 {
     ws_conn *w = in->owner;
     w->inner_done = true;
+    if (w->lingering) {
+        finish_close(w);
+        return;
+    }
     if (w->dead || w->closing) return;
     wk_error e;
     if (w->st != ST_OPEN) {
@@ -360,6 +368,11 @@ static void in_written(wk_carrier *in)
 {
     ws_conn *w = in->owner;
     w->inner_writing = false;
+    if (w->lingering) {
+        if (w->close_sent) finish_close(w);
+        else linger_step(w);
+        return;
+    }
     if (w->closing) return;
     if (w->refused && !w->dead) {
         fail(w, &w->refusal);
@@ -388,6 +401,10 @@ static void in_failed(wk_carrier *in, const wk_error *e)
 {
     ws_conn *w = in->owner;
     w->inner_done = true;
+    if (w->lingering) {
+        finish_close(w);
+        return;
+    }
     /* after both close frames the transport's end is no failure: nothing is left to exchange */
     if (w->peer_closed && w->close_sent && !w->inner_writing && !w->writing) return;
     fail(w, e);
@@ -458,11 +475,11 @@ static wk_code c_half_close(wk_carrier *c, wk_error *err)
 
 static void on_handle_closed(uv_handle_t *h) { release(h->data); }
 
-static void c_close(wk_carrier *c)
+/* Releases everything: the handles, the inner carrier, then closed(). */
+static void finish_close(ws_conn *w)
 {
-    ws_conn *w = of(c);
-    if (w->closing) return;
-    w->closing = true;
+    if (w->finishing) return;
+    w->finishing = true;
     uv_idle_stop(&w->idle);
     uv_timer_stop(&w->timer);
     w->refs = 1 + 2 + (w->inner_closed ? 0 : 1);
@@ -470,6 +487,42 @@ static void c_close(wk_carrier *c)
     uv_close((uv_handle_t *)&w->timer, on_handle_closed);
     if (!w->inner_closed) wk_carrier_close(w->inner);
     release(w);
+}
+
+static void on_linger(uv_timer_t *h) { finish_close(h->data); }
+
+/* Closing after the peer's fault: the batch in flight ends, then the close frame with the
+ * failure's code (or the HTTP refusal already written) goes out, then the transport closes. */
+static void linger_step(ws_conn *w)
+{
+    if (w->close_queued && !w->close_sent && w->st == ST_OPEN) {
+        wk_out out = {w->obuf, OBUF_CAP, 0};
+        wk_error e;
+        if (wk_ws_writer_close(w->wr, w->close_code ? w->close_code : WK_WS_CLOSE_NORMAL, &out, &e) == WK_DONE &&
+            wk_carrier_write(w->inner, w->obuf, out.pos, &e) == WK_OK) {
+            w->close_sent = true;
+            w->inner_writing = true;
+            return;
+        }
+    }
+    finish_close(w);
+}
+
+static void c_close(wk_carrier *c)
+{
+    ws_conn *w = of(c);
+    if (w->closing) return;
+    w->closing = true;
+    uv_idle_stop(&w->idle);
+    bool usable = w->inner_open && !w->inner_done && !w->inner_closed;
+    if (usable && (w->refused || (w->close_queued && (!w->close_sent || w->inner_writing)))) {
+        w->lingering = true; /* bounded: WS_LINGER_MS */
+        uv_timer_stop(&w->timer);
+        uv_timer_start(&w->timer, on_linger, WS_LINGER_MS, 0);
+        if (!w->inner_writing) linger_step(w);
+        return;
+    }
+    finish_close(w);
 }
 
 static size_t c_memory(const wk_carrier *c)

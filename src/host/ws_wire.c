@@ -572,7 +572,7 @@ wk_code wk_ws_reader_finish(wk_ws_reader *r, const wk_in *rest, wk_error *err)
     if (r->closed) return WK_OK;
     return wk_error_set(err, WK_ERR_HOST_WS_CLOSED, r->pulled + (rest ? rest->size - rest->pos : 0),
                         "the connection ended without a WebSocket close frame%s",
-                        r->in_frame || r->msg_open ? " (inside a message)" : "");
+                        r->in_frame || r->msg_open || r->pulled > r->next_frame_off ? " (inside a message)" : "");
 }
 
 uint16_t wk_ws_close_code_for(wk_code code)

@@ -54,13 +54,13 @@ typedef struct wk_ws_http {
     bool done;
     size_t len;                    /* bytes collected */
     size_t line_start;             /* start of the line being collected */
-    char buf[WK_WS_HTTP_MAX + 1];
     /* parsed, valid once done */
     const char *method, *target;   /* request */
     int status;                    /* response */
     const char *reason;
     size_t nfields;
     wk_ws_http_field fields[WK_WS_HTTP_MAX_FIELDS];
+    char buf[WK_WS_HTTP_MAX + 1];  /* last: init clears everything before it */
 } wk_ws_http;
 
 /* Prepares *h for a request (response false) or a response. */
