@@ -208,7 +208,6 @@ typedef enum wk_code {
     WK_ERR_HOST_WS_PROTOCOL = 943,       /* a WebSocket framing rule broken, e.g. an unmasked client frame (Transport) */
     WK_ERR_HOST_WS_MESSAGE_TOO_BIG = 944, /* a received message over --ws-max-message (Transport) */
     WK_ERR_HOST_WS_CLOSED = 945,         /* the connection ended without a close frame, or closed with an error code (Transport) */
-    WK_ERR_HOST_WS_BUFFER = 946,         /* a bounded transport buffer overflowed (Transport) */
     WK_ERR_HOST_WS_TIMEOUT = 947,        /* an upgrade or close handshake passed its deadline (Transport) */
     WK_ERR_HOST_TLS_HANDSHAKE = 950,     /* the TLS handshake failed (Transport) */
     WK_ERR_HOST_TLS_VERIFY = 951,        /* the peer's certificate chain or hostname did not verify (Transport) */

@@ -181,7 +181,6 @@ static const code_info table[] = {
     {WK_ERR_HOST_WS_PROTOCOL, "WK_ERR_HOST_WS_PROTOCOL", WK_CAT_TRANSPORT, false, "a WebSocket framing rule was broken"},
     {WK_ERR_HOST_WS_MESSAGE_TOO_BIG, "WK_ERR_HOST_WS_MESSAGE_TOO_BIG", WK_CAT_TRANSPORT, false, "a WebSocket message over the receiver's bound"},
     {WK_ERR_HOST_WS_CLOSED, "WK_ERR_HOST_WS_CLOSED", WK_CAT_TRANSPORT, false, "the WebSocket connection ended without a clean close"},
-    {WK_ERR_HOST_WS_BUFFER, "WK_ERR_HOST_WS_BUFFER", WK_CAT_TRANSPORT, false, "a bounded transport buffer overflowed"},
     {WK_ERR_HOST_WS_TIMEOUT, "WK_ERR_HOST_WS_TIMEOUT", WK_CAT_TRANSPORT, false, "a WebSocket handshake passed its deadline"},
     {WK_ERR_HOST_TLS_HANDSHAKE, "WK_ERR_HOST_TLS_HANDSHAKE", WK_CAT_TRANSPORT, false, "the TLS handshake failed"},
     {WK_ERR_HOST_TLS_VERIFY, "WK_ERR_HOST_TLS_VERIFY", WK_CAT_TRANSPORT, false, "the peer's certificate did not verify"},

@@ -677,6 +677,11 @@ def test_hostile_clients():
                 pass
             s.close()
             expected.append((lwss, "WK_ERR_HOST_TLS_HANDSHAKE"))
+            # wss: a TLS 1.1 client (TLS 1.2 is the floor)
+            r = subprocess.run(["openssl", "s_client", "-tls1_1", "-cipher", "DEFAULT:@SECLEVEL=0", "-connect",
+                                "127.0.0.1:%d" % lwss.port], input=b"", capture_output=True, timeout=20)
+            check(r.returncode != 0 and b"alert protocol version" in r.stdout + r.stderr, "TLS 1.1 was not refused")
+            expected.append((lwss, "WK_ERR_HOST_TLS_HANDSHAKE"))
             s = Raw(lwss.port, tls=True)
             check(b" 101 " in s.upgrade(), "wss: no 101")
             s.sendall(frame(0x1, b"text over tls"))
