@@ -771,6 +771,77 @@ def test_hostile_servers():
         wktest.check("ws connector vs a server sending %s: %s, exit %d" % (what, name, rc), True)
 
 
+async def mute_server(blobs, rnd, run_connector):
+    """A minimal WebSocket server (asyncio streams, frames parsed here) that runs side0 to fixed
+    point and then never answers the connector's close frame."""
+    result = {}
+
+    async def conn(reader, writer):
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            key = re.search(rb"Sec-WebSocket-Key: (\S+)\r\n", head).group(1).decode()
+            writer.write(ok_answer(key))
+
+            async def recv():
+                while True:
+                    h = await reader.readexactly(2)
+                    n = h[1] & 0x7F
+                    if n == 126:
+                        n = struct.unpack(">H", await reader.readexactly(2))[0]
+                    elif n == 127:
+                        n = struct.unpack(">Q", await reader.readexactly(8))[0]
+                    k = await reader.readexactly(4) if h[1] & 0x80 else b"\0\0\0\0"
+                    d = bytes(b ^ k[i % 4] for i, b in enumerate(await reader.readexactly(n)))
+                    if h[0] & 0x0F == 8:
+                        result["close"] = struct.unpack(">H", d[:2])[0] if len(d) >= 2 else 1005
+                        return None
+                    if h[0] & 0x0F in (0, 2):
+                        return d
+
+            async def send(b):
+                writer.write(frame(0x2, b if isinstance(b, bytes) else b"".join(b), mask=False))
+                await writer.drain()
+
+            rx, tx = iltppeer.ItemReader(recv), iltppeer.Writer(send, rnd)
+            result["have"] = (await iltppeer.sync(0, rx, tx, blobs))[0]
+            check(await rx.at_end(), "bytes after the connector's last item")
+            await asyncio.sleep(15)  # hold the connection; never send a close frame
+        except Exception as e:
+            result["error"] = e
+        finally:
+            writer.close()
+
+    srv = await asyncio.start_server(conn, "127.0.0.1", 0)
+    port = srv.sockets[0].getsockname()[1]
+    rc, err = await asyncio.get_running_loop().run_in_executor(None, run_connector, port)
+    srv.close()
+    return result, rc, err
+
+
+@test
+def test_close_wait_bounded():
+    rnd = random.Random(14)
+    hs = {iltppeer.blob_hash(d): d for d in (b"mute one", b"mute two")}
+    b, _ = store_of("mute-b", [b"mute connector"])
+    t = {}
+
+    def run(port):
+        t0 = time.monotonic()
+        r = connector("ws:127.0.0.1:%d" % port, b, ["--transport-timeout-ms", "2000"], timeout=30)
+        t["dt"] = time.monotonic() - t0
+        return r
+
+    result, rc, err = asyncio.run(asyncio.wait_for(mute_server(hs, rnd, run), 60))
+    check("error" not in result, "mute server: %r" % result.get("error"))
+    check(result.get("close") == 1000, "the connector's close code: %s" % result.get("close"))
+    check(rc == 4 and "WK_ERR_HOST_WS_TIMEOUT" in err and "no close frame" in err,
+          "expected WK_ERR_HOST_WS_TIMEOUT, got %d: %s" % (rc, err[-400:]))
+    check(t["dt"] < 10, "the connector took %.1f s" % t["dt"])
+    check(set(hs) <= listing(b), "the Blobs did not arrive before the close")
+    wktest.check("ws connector: close 1000 after its last byte, then at most --transport-timeout-ms for the "
+                 "peer's close frame (WK_ERR_HOST_WS_TIMEOUT after %.1f s)" % t["dt"], True)
+
+
 # ---------------------------------------------------------------------------------------------
 def main():
     for tool in ("openssl", "b3sum"):
