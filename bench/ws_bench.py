@@ -2,7 +2,7 @@
 """One ILTP session moving 1 GiB of Blobs over ws, wss and tcp on loopback, side by side.
 
     /usr/bin/python3 bench/ws_bench.py WIREKIT [--mib 1024] [--repeat 3] [--encode ''] [--dir DIR]
-                                               [--quick]
+                                               [--carrier-bench build/bench/carrier_bench] [--quick]
 
 Setup (not timed): a listener store holding --mib MiB of random Blobs of 32 MiB (the Blob cap),
 made with `wirekit iltp put` in DIR (default /dev/shm, so the store's fsyncs cost little and the
@@ -19,6 +19,9 @@ docs/iltp.md) and GnuTLS's default for TLS 1.3 on this machine (printed).
 Reported per carrier: median MB/s (10^6 bytes of Blob data per second) over the runs, and the
 CPU seconds of listener + connector together (from wait4 rusage) per GiB; then the ratios against
 tcp. Targets (issue 15): ws within 10 % of tcp; wss at least 1 GB/s.
+
+With --carrier-bench, bench/carrier_bench.c then runs with the same certificate: the carriers
+alone (no session), the same amount of data, the same number of runs.
 """
 import argparse
 import os
@@ -38,6 +41,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--encode", default="")
     ap.add_argument("--dir", default="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    ap.add_argument("--carrier-bench", help="path of bench/carrier_bench, run after the session runs")
     ap.add_argument("--quick", action="store_true", help="64 MiB, one run each (CI)")
     a = ap.parse_args()
     if a.quick:
@@ -115,6 +119,12 @@ def main():
                                                             "met" if med["ws"] >= 0.9 * med["tcp"] else "MISSED"))
         print("  wss / tcp = %.3f   wss %.0f MB/s (target >= 1000 MB/s: %s)" % (
             med["wss"] / med["tcp"], med["wss"], "met" if med["wss"] >= 1000 else "MISSED"))
+        if a.carrier_bench:
+            sys.stdout.flush()
+            r = subprocess.run([a.carrier_bench, "--mib", str(a.mib), "--repeat", str(a.repeat), "--cert", cert,
+                                "--key", key])
+            if r.returncode != 0:
+                sys.exit("carrier_bench failed")
 
     finally:
         for p in procs:
