@@ -51,13 +51,8 @@ VERBOSE = os.environ.get("HOST_WS_VERBOSE") == "1"
 NOPROOF = ["--disable-proof"]  # see test_assurance: the session makes no Seal proof yet
 
 
-class Fail(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Fail(what)
+Fail = iltppeer.PeerError  # one failure type for the peer's checks and the test's own
+check = iltppeer.need
 
 
 def log(*a):
@@ -854,7 +849,7 @@ def main():
         t0 = time.monotonic()
         try:
             fn()
-        except (Fail, iltppeer.PeerError, AssertionError, OSError, asyncio.TimeoutError,
+        except (Fail, AssertionError, OSError, asyncio.TimeoutError,
                 websockets.exceptions.WebSocketException, subprocess.SubprocessError) as e:
             wktest.check(name, False, "%s: %s" % (type(e).__name__, e))
         finally:
