@@ -201,6 +201,11 @@ typedef enum wk_code {
     WK_ERR_HOST_READ = 907,              /* reading from the carrier failed (Transport) */
     WK_ERR_HOST_WRITE = 908,             /* writing to the carrier failed (Transport) */
     WK_ERR_HOST_CARRIER = 909,           /* the carrier cannot be set up locally (Integration) */
+    WK_ERR_HOST_SESSIONS_LIMIT = 910,    /* --max-sessions reached: connection refused (Transport) */
+    WK_ERR_HOST_MEMORY_LIMIT = 911,      /* --max-memory reached: session refused or failed (Integration) */
+    WK_ERR_HOST_IDLE_TIMEOUT = 912,      /* silent at fixed point for --idle-timeout-ms (Transport) */
+    WK_ERR_HOST_CLOSE_TIMEOUT = 913,     /* the peer did not end after our bounded completion (Transport) */
+    WK_ERR_HOST_INTERRUPTED = 914,       /* SIGINT/SIGTERM ended a session before fixed point (Usage) */
     /* host: the ws: and wss: carriers (src/host/ws.c, ws_wire.c, tls.c) */
     WK_ERR_HOST_WS_UPGRADE = 940,        /* the HTTP upgrade request or response is invalid (Transport) */
     WK_ERR_HOST_WS_PATH = 941,           /* an upgrade request for another path: 404 (Transport) */
@@ -208,7 +213,7 @@ typedef enum wk_code {
     WK_ERR_HOST_WS_PROTOCOL = 943,       /* a WebSocket framing rule broken, e.g. an unmasked client frame (Transport) */
     WK_ERR_HOST_WS_MESSAGE_TOO_BIG = 944, /* a received message over --ws-max-message (Transport) */
     WK_ERR_HOST_WS_CLOSED = 945,         /* the connection ended without a close frame, or closed with an error code (Transport) */
-    WK_ERR_HOST_WS_TIMEOUT = 947,        /* an upgrade or close handshake passed its deadline (Transport) */
+    WK_ERR_HOST_WS_TIMEOUT = 946,        /* an upgrade or close handshake passed its deadline (Transport) */
     WK_ERR_HOST_TLS_HANDSHAKE = 950,     /* the TLS handshake failed (Transport) */
     WK_ERR_HOST_TLS_VERIFY = 951,        /* the peer's certificate chain or hostname did not verify (Transport) */
     WK_ERR_HOST_TLS = 952,               /* a TLS record-layer failure after the handshake (Transport) */

@@ -564,21 +564,32 @@ int wk_blake3__set_backend(int level)
     return b3_level();
 }
 
+/* Hashes n inputs. Groups go through the widest kernel the CPU has; a remainder of at least
+ * that kernel's width in total is covered by one last group that overlaps the previous one
+ * (its first inputs are hashed again, with the same counters, giving the same outputs), so a
+ * run of 63 chunks costs four 16-wide calls instead of 48 + 8 + 4 + 3 narrower ones. */
 static void hash_many(const uint8_t *in, size_t n, const hash_many_args *a, uint8_t *out)
 {
     uint64_t counter = a->counter;
     const uint64_t step = a->inc_counter ? 1 : 0;
 #if WK_B3_X86
     int level = n >= 4 ? b3_level() : 0;
-    if (level >= 3)
-        for (; n >= 16; n -= 16, in += 16 * a->stride, out += 16 * 32, counter += 16 * step)
-            hash16_avx512(in, a, counter, out);
-    if (level >= 2)
-        for (; n >= 8; n -= 8, in += 8 * a->stride, out += 8 * 32, counter += 8 * step)
-            hash8_avx2(in, a, counter, out);
-    if (level >= 1)
-        for (; n >= 4; n -= 4, in += 4 * a->stride, out += 4 * 32, counter += 4 * step)
-            hash4_sse41(in, a, counter, out);
+    /* the widest kernel the CPU has that is not wider than n */
+    size_t width = level >= 3 && n >= 16 ? 16 : level >= 2 && n >= 8 ? 8 : level >= 1 ? 4 : 0;
+    if (width && n >= width) {
+        size_t done = 0;
+        for (;;) {
+            size_t at = done + width <= n ? done : n - width; /* the last group may overlap */
+            const uint8_t *gi = in + at * a->stride;
+            uint8_t *go = out + at * 32;
+            uint64_t gc = counter + at * step;
+            if (width == 16) hash16_avx512(gi, a, gc, go);
+            else if (width == 8) hash8_avx2(gi, a, gc, go);
+            else hash4_sse41(gi, a, gc, go);
+            done = at + width;
+            if (done == n) return;
+        }
+    }
 #endif
     for (; n > 0; n--, in += a->stride, out += 32, counter += step)
         hash_one_portable(in, a, counter, out);
@@ -707,29 +718,6 @@ static void cv_stack_push(wk_blake3_hasher *h, const uint8_t cv[32], uint64_t ch
     h->cv_stack_len++;
 }
 
-/* Hashes n (a power of two, 2..WK_B3_MAX_SUBTREE) whole chunks starting at chunk `counter` down
- * to the chaining values of the subtree's two children (64 bytes into out). */
-static void hash_subtree(const wk_blake3_hasher *h, const uint8_t *in, size_t n, uint64_t counter,
-                         uint8_t out[64])
-{
-    /* Levels alternate between A (n CVs) and B (n/2 CVs), so no level overwrites its input. */
-    uint8_t cvs[(WK_B3_MAX_SUBTREE + WK_B3_MAX_SUBTREE / 2) * WK_BLAKE3_OUT_LEN];
-    uint8_t *a_area = cvs, *b_area = cvs + n * WK_BLAKE3_OUT_LEN;
-    hash_many_args chunks = {h->key, WK_BLAKE3_CHUNK_LEN, WK_BLAKE3_CHUNK_LEN / WK_BLAKE3_BLOCK_LEN,
-                             counter, true, h->flags, CHUNK_START, CHUNK_END};
-    hash_many(in, n, &chunks, a_area);
-    hash_many_args parents = {h->key, WK_BLAKE3_BLOCK_LEN, 1, 0, false, h->flags | PARENT, 0, 0};
-    uint8_t *cur = a_area, *next = b_area;
-    while (n > 2) {
-        hash_many(cur, n / 2, &parents, next);
-        n /= 2;
-        uint8_t *t = cur;
-        cur = next;
-        next = t;
-    }
-    memcpy(out, cur, 2 * WK_BLAKE3_OUT_LEN);
-}
-
 static void hasher_init(wk_blake3_hasher *h, const uint32_t key[8], uint32_t flags)
 {
     memcpy(h->key, key, sizeof h->key);
@@ -767,9 +755,30 @@ void wk_blake3_init_derive_key(wk_blake3_hasher *h, const void *ctx, size_t ctx_
     hasher_init(h, k, DERIVE_KEY_MATERIAL);
 }
 
-/* Absorbs input: completes a partial chunk, then hashes aligned power-of-two runs of whole chunks
- * as subtrees, and keeps the tail (at most one chunk, never empty unless the input ended on a
- * subtree boundary) in the chunk state. */
+/* Reduces the chaining values of n (a power of two, 2..WK_B3_MAX_SUBTREE) sibling chunks to the
+ * two children of their subtree's root (64 bytes into out), a level at a time. */
+static void reduce_subtree(const wk_blake3_hasher *h, const uint8_t *cvs, size_t n, uint8_t out[64])
+{
+    uint8_t a[WK_B3_MAX_SUBTREE / 2 * WK_BLAKE3_OUT_LEN], b[WK_B3_MAX_SUBTREE / 4 * WK_BLAKE3_OUT_LEN + 64];
+    hash_many_args parents = {h->key, WK_BLAKE3_BLOCK_LEN, 1, 0, false, h->flags | PARENT, 0, 0};
+    const uint8_t *cur = cvs;
+    uint8_t *next = a;
+    while (n > 2) {
+        hash_many(cur, n / 2, &parents, next);
+        n /= 2;
+        cur = next;
+        next = next == a ? b : a;
+    }
+    memcpy(out, cur, 2 * WK_BLAKE3_OUT_LEN);
+}
+
+/* Absorbs input: completes a partial chunk, then hashes the whole chunks that follow (keeping at
+ * least one byte back: the last chunk may be the root) in runs of up to WK_B3_MAX_SUBTREE. The
+ * chunks of a run are hashed in one wide call whatever their position, since a chunk's chaining
+ * value depends only on its bytes and its counter; the run is then folded into the aligned
+ * power-of-two subtrees the tree is made of and pushed on the stack. A stream whose chunk
+ * boundaries fall anywhere in the caller's pieces (a Blob's content starts with its
+ * Data-Length line) thus keeps the widest SIMD kernel busy. The tail stays in the chunk state. */
 void wk_blake3_update(wk_blake3_hasher *h, const void *data, size_t len)
 {
     const uint8_t *in = (const uint8_t *)data;
@@ -788,31 +797,32 @@ void wk_blake3_update(wk_blake3_hasher *h, const void *data, size_t len)
         cv_stack_push(h, cv, h->chunk_counter);
         chunk_reset(h, h->chunk_counter + 1);
     }
+    uint8_t cvs[WK_B3_MAX_SUBTREE * WK_BLAKE3_OUT_LEN];
     while (len > WK_BLAKE3_CHUNK_LEN) {
-        /* Largest power-of-two chunk count that fits the input and is aligned in the tree. */
-        uint64_t n = 1;
-        while (n < WK_B3_MAX_SUBTREE && (n * 2) * WK_BLAKE3_CHUNK_LEN <= len) n *= 2;
-        while ((h->chunk_counter & (n - 1)) != 0) n /= 2;
+        size_t run = (len - 1) / WK_BLAKE3_CHUNK_LEN; /* whole chunks, at least a byte after */
+        if (run > WK_B3_MAX_SUBTREE) run = WK_B3_MAX_SUBTREE;
         uint64_t base = h->chunk_counter;
-        if (n == 1) {
-            /* One whole chunk, and more input follows. */
-            uint8_t cv[WK_BLAKE3_OUT_LEN];
-            hash_many_args chunk = {h->key, WK_BLAKE3_CHUNK_LEN,
-                                    WK_BLAKE3_CHUNK_LEN / WK_BLAKE3_BLOCK_LEN,
-                                    base, true, h->flags, CHUNK_START, CHUNK_END};
-            hash_many(in, 1, &chunk, cv);
-            cv_stack_push(h, cv, base);
-        } else {
-            /* Push the two children, so that if the input ends here the root can still be
-             * computed from them with ROOT. */
-            uint8_t cvs[2 * WK_BLAKE3_OUT_LEN];
-            hash_subtree(h, in, (size_t)n, base, cvs);
-            cv_stack_push(h, cvs, base);
-            cv_stack_push(h, cvs + WK_BLAKE3_OUT_LEN, base + n / 2);
+        hash_many_args chunks = {h->key, WK_BLAKE3_CHUNK_LEN, WK_BLAKE3_CHUNK_LEN / WK_BLAKE3_BLOCK_LEN,
+                                 base, true, h->flags, CHUNK_START, CHUNK_END};
+        hash_many(in, run, &chunks, cvs);
+        for (size_t i = 0; i < run;) {
+            /* the largest aligned power-of-two subtree starting here that the run holds */
+            uint64_t n = 1;
+            while (n < WK_B3_MAX_SUBTREE && i + n * 2 <= run && ((base + i) & (n * 2 - 1)) == 0) n *= 2;
+            if (n == 1) {
+                cv_stack_push(h, cvs + i * WK_BLAKE3_OUT_LEN, base + i);
+            } else {
+                /* its two children, so that the root can still be formed from them */
+                uint8_t kids[2 * WK_BLAKE3_OUT_LEN];
+                reduce_subtree(h, cvs + i * WK_BLAKE3_OUT_LEN, (size_t)n, kids);
+                cv_stack_push(h, kids, base + i);
+                cv_stack_push(h, kids + WK_BLAKE3_OUT_LEN, base + i + n / 2);
+            }
+            i += (size_t)n;
         }
-        chunk_reset(h, base + n);
-        in += n * WK_BLAKE3_CHUNK_LEN;
-        len -= (size_t)n * WK_BLAKE3_CHUNK_LEN;
+        chunk_reset(h, base + run);
+        in += run * WK_BLAKE3_CHUNK_LEN;
+        len -= run * WK_BLAKE3_CHUNK_LEN;
     }
     if (len > 0) {
         chunk_update(h, in, len);

@@ -38,6 +38,7 @@ import iltppeer  # noqa: E402
 import wktest  # noqa: E402
 
 import websockets  # noqa: E402  (Debian's python3-websockets)
+import websockets.exceptions  # noqa: E402
 
 if len(sys.argv) < 2:
     print("usage: ws_test.py WIREKIT [--full-duplex] [NAME...]", file=sys.stderr)
