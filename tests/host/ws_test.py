@@ -1,11 +1,10 @@
 #!/usr/bin/python3
 """host_ws: `wirekit iltp sync` over the ws: and wss: carriers, on loopback.
 
-    /usr/bin/python3 ws_test.py WIREKIT [--full-duplex] [TEST-NAME-SUBSTRING...]
+    /usr/bin/python3 ws_test.py WIREKIT [TEST-NAME-SUBSTRING...]
 
 - Blob sync between two wirekit processes over ws and wss, with and without stream encodings,
-  many small Blobs, 16 MiB one way in each direction (and, with --full-duplex, 16 MiB each way in
-  one session: that needs the full-duplex session of issue 14).
+  many small Blobs, 16 MiB one way in each direction and 16 MiB each way in one session.
 - An independent peer: Debian's python3-websockets carrying a minimal ILTP peer written from
   Lace-060 in tests/pylib/iltppeer.py (identity encoding, hashes from b3sum), as a client of a
   wirekit listener and as a server a wirekit connector syncs with, over ws and wss. It cuts its
@@ -41,11 +40,10 @@ import websockets  # noqa: E402  (Debian's python3-websockets)
 import websockets.exceptions  # noqa: E402
 
 if len(sys.argv) < 2:
-    print("usage: ws_test.py WIREKIT [--full-duplex] [NAME...]", file=sys.stderr)
+    print("usage: ws_test.py WIREKIT [NAME...]", file=sys.stderr)
     sys.exit(2)
 W = os.path.abspath(sys.argv[1])
-FULL_DUPLEX = "--full-duplex" in sys.argv[2:]
-ONLY = [a for a in sys.argv[2:] if not a.startswith("--")]
+ONLY = sys.argv[2:]
 TMP = tempfile.mkdtemp(prefix="wk-ws-")
 PROCS = []
 VERBOSE = os.environ.get("HOST_WS_VERBOSE") == "1"
@@ -309,9 +307,8 @@ def test_wk_bulk():
             wk_pair(scheme, "bulk2-%s-%s" % (scheme, enc), [], [big2], opts, opts)
             wktest.check("wirekit %s %s: 16 MiB listener->connector, then 16 MiB connector->listener"
                          % (scheme, enc or "identity"), True)
-            if FULL_DUPLEX:
-                wk_pair(scheme, "bulk3-%s-%s" % (scheme, enc), [big1], [big2], opts, opts)
-                wktest.check("wirekit %s %s: 16 MiB each way in one session" % (scheme, enc or "identity"), True)
+            wk_pair(scheme, "bulk3-%s-%s" % (scheme, enc), [big1], [big2], opts, opts)
+            wktest.check("wirekit %s %s: 16 MiB each way in one session" % (scheme, enc or "identity"), True)
 
 
 @test
