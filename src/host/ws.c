@@ -17,10 +17,10 @@
  *     --ws-max-message fails at its frame header (WK_ERR_HOST_WS_MESSAGE_TOO_BIG). A ping is
  *     answered with a pong (between our messages, never inside one); a pong is ignored.
  *   - Flow control. When the owner consumes part of a slice, the carrier stops: it keeps that
- *     slice (inside the frame reader's 4 KiB buffer) and leaves every unread byte with the inner
- *     carrier, which stops reading the socket. So a paused connection holds at most one inner read
- *     (64 KiB; TLS: one 16 KiB record plus its ciphertext queue) and the reader's 4 KiB; there is
- *     no buffer that can overflow.
+ *     slice (inside the frame reader's 64 KiB slice buffer) and leaves every unread byte with the
+ *     inner carrier, which stops reading the socket. So a paused connection holds at most one
+ *     inner read (64 KiB; TLS: one 16 KiB record plus its ciphertext queue), the reader's 64 KiB
+ *     slice and libwslay's 4 KiB; no buffer grows, so none can overflow.
  *   - Close. half_close sends the close frame (1000) after the owner's last byte; shut() follows
  *     when it is written; the peer's close frame then has the transport timeout to arrive
  *     (WK_ERR_HOST_WS_TIMEOUT). The peer's close frame with 1000 (or no code) is ended(): the
@@ -528,8 +528,8 @@ static void c_close(wk_carrier *c)
 static size_t c_memory(const wk_carrier *c)
 {
     const ws_conn *w = (const ws_conn *)c;
-    /* the reader and writer: libwslay's frame context (about 4.2 KiB) each */
-    return sizeof *w + OBUF_CAP + 2 * 4400 + (w->http ? sizeof *w->http : 0) +
+    /* the reader (its slice buffer and libwslay's frame context of about 4.2 KiB) and writer */
+    return sizeof *w + OBUF_CAP + WK_WS_SLICE + 2 * 4400 + (w->http ? sizeof *w->http : 0) +
            (w->inner_closed ? 0 : wk_carrier_memory(w->inner));
 }
 

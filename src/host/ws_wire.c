@@ -10,6 +10,7 @@
 #include <wslay/wslay.h>
 
 static const char ws_guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+#define WSLAY_CHUNK 4096 /* the largest payload piece libwslay returns (its frame buffer) */
 
 /* =============================================================================================
  * HTTP/1.1 header blocks
@@ -351,10 +352,13 @@ struct wk_ws_reader {
     bool closed, failed;
     wk_error fail;
     wk_ws_event ev;
+    wk_ws_event pend;            /* a control event to report after the collected payload */
     const uint8_t *data;
     size_t data_len;
     uint16_t close_code;
     char close_reason[WK_WS_CONTROL_MAX];
+    size_t coal_len;
+    uint8_t coal[WK_WS_SLICE];   /* payload collected for one DATA event */
 };
 
 static ssize_t rd_recv(uint8_t *buf, size_t len, int flags, void *ud)
@@ -499,32 +503,56 @@ static wk_result control_done(wk_ws_reader *r, wk_error *err)
     return WK_EVENT;
 }
 
+/* The collected payload as one DATA event. */
+static wk_result data_event(wk_ws_reader *r)
+{
+    r->in = NULL;
+    r->ev = WK_WS_EVENT_DATA;
+    r->data = r->coal;
+    r->data_len = r->coal_len;
+    return WK_EVENT;
+}
+
 wk_result wk_ws_reader_read(wk_ws_reader *r, wk_in *in, wk_error *err)
 {
+    r->data = NULL;
+    r->data_len = 0;
+    if (r->pend != WK_WS_EVENT_NONE) { /* a control event that came after collected payload */
+        r->ev = r->pend;
+        r->pend = WK_WS_EVENT_NONE;
+        if (r->ev == WK_WS_EVENT_PING) {
+            r->data = r->ctrl;
+            r->data_len = r->ctrl_len;
+        }
+        return WK_EVENT;
+    }
     if (r->failed) {
         if (err) *err = r->fail;
         return WK_ERROR;
     }
     r->ev = WK_WS_EVENT_NONE;
-    r->data = NULL;
-    r->data_len = 0;
     if (r->closed) return WK_DONE;
+    r->coal_len = 0;
     r->in = in;
     for (;;) {
         struct wslay_frame_iocb io;
         memset(&io, 0, sizeof io);
         ssize_t n = wslay_frame_recv(r->fc, &io);
         if (n == WSLAY_ERR_WANT_READ) {
+            if (r->coal_len) return data_event(r);
             r->in = NULL;
             return WK_NEED_INPUT;
         }
         if (n < 0) {
-            r->in = NULL;
             /* libwslay's own header checks: a control frame over 125 bytes or fragmented, a
              * length not in its shortest form, a length with the top bit set */
-            return rd_fail(r, err, WK_ERR_HOST_WS_PROTOCOL, r->next_frame_off, "invalid frame header (libwslay error %d)", (int)n);
+            rd_fail(r, err, WK_ERR_HOST_WS_PROTOCOL, r->next_frame_off, "invalid frame header (libwslay error %d)", (int)n);
+            if (r->coal_len) return data_event(r); /* the payload before the bad frame, then the error */
+            r->in = NULL;
+            return WK_ERROR;
         }
         if (!r->in_frame && frame_begins(r, &io, err) == WK_ERROR) {
+            if (r->coal_len) return data_event(r);
             r->in = NULL;
             return WK_ERROR;
         }
@@ -537,15 +565,19 @@ wk_result wk_ws_reader_read(wk_ws_reader *r, wk_in *in, wk_error *err)
             if (!frame_done) continue;
             wk_result c = control_done(r, err);
             if (c == WK_NEED_INPUT) continue;
+            if (r->coal_len) {
+                if (c == WK_EVENT) r->pend = r->ev;
+                return data_event(r);
+            }
             r->in = NULL;
             return c;
         }
         if (io.data_length == 0) continue;
-        r->in = NULL;
-        r->ev = WK_WS_EVENT_DATA;
-        r->data = io.data;
-        r->data_len = io.data_length;
-        return WK_EVENT;
+        /* collect payload (libwslay hands out at most its 4 KiB buffer at a time) so that the
+         * owner sees slices of up to WK_WS_SLICE bytes */
+        memcpy(r->coal + r->coal_len, io.data, io.data_length);
+        r->coal_len += io.data_length;
+        if (WK_WS_SLICE - r->coal_len < WSLAY_CHUNK) return data_event(r);
     }
 }
 

@@ -106,6 +106,7 @@ wk_code wk_ws_upgrade_answer(const wk_ws_http *req, const char *path, wk_out *ou
 #define WK_WS_CONTROL_MAX 125      /* payload bound of a control frame */
 #define WK_WS_HEADER_MAX 14        /* largest frame header (64-bit length and mask key) */
 #define WK_WS_DEFAULT_MAX_MESSAGE (16u << 20)
+#define WK_WS_SLICE 65536          /* the largest DATA slice the reader hands out */
 
 /* Status codes we send. */
 #define WK_WS_CLOSE_NORMAL 1000
@@ -124,8 +125,8 @@ typedef enum wk_ws_event {
 typedef struct wk_ws_reader_params {
     bool server;                   /* we are the server: every received frame must be masked */
     uint64_t max_message;          /* largest received message in bytes (0: 16 MiB) */
-    const wk_allocator *allocator; /* for the reader itself (libwslay allocates its frame context
-                                    * of about 4.2 KiB with malloc) */
+    const wk_allocator *allocator; /* for the reader itself, about 66 KiB (libwslay allocates its
+                                    * frame context of about 4.2 KiB with malloc) */
 } wk_ws_reader_params;
 
 typedef struct wk_ws_reader wk_ws_reader;
@@ -134,8 +135,11 @@ typedef struct wk_ws_reader wk_ws_reader;
 wk_ws_reader *wk_ws_reader_create(const wk_ws_reader_params *p, wk_error *err);
 void wk_ws_reader_destroy(wk_ws_reader *r);
 /* Consumes transport bytes from in (libwslay copies at most 4 KiB at a time into its frame
- * buffer) and reports the next event: WK_EVENT (read it with wk_ws_reader_event; a DATA or PING
- * slice is borrowed from the reader until the next call), WK_NEED_INPUT (in consumed, no event),
+ * buffer; the payload pieces it returns are collected into one slice of up to WK_WS_SLICE bytes,
+ * until in is consumed or a control frame or an error comes; that event or error is then
+ * reported on the next call) and reports the next event: WK_EVENT (read it with
+ * wk_ws_reader_event; a DATA or PING slice is borrowed from the reader until the next call),
+ * WK_NEED_INPUT (in consumed, no event),
  * WK_DONE (a close was received: nothing more is read) or WK_ERROR (sticky: the same error again
  * on every later call). Errors: WK_ERR_HOST_WS_PROTOCOL, _TEXT, _MESSAGE_TOO_BIG, each with the
  * transport offset of the offending frame's first byte. */
