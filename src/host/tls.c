@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PLAIN_CAP 16384            /* one record of plaintext */
+#define PLAIN_RECORD 16384         /* one record of plaintext */
+#define PLAIN_CAP (4 * PLAIN_RECORD) /* records are decrypted into one slice of up to 64 KiB */
 #define RECORD_ROOM (16384 + 512)  /* queue room for one record with its overhead */
 #define PRIORITY "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 
@@ -132,9 +133,11 @@ typedef struct tls_conn {
     /* ciphertext the inner carrier is delivering now (during its received() call) */
     const uint8_t *in_p;
     size_t in_n, in_pos;
-    /* plaintext of the current record not yet consumed by the owner */
+    /* plaintext decrypted and not yet consumed by the owner */
     uint8_t pt[PLAIN_CAP];
     size_t pt_len, pt_pos;
+    bool pend_end;               /* the record layer ended or failed after the plaintext in pt */
+    ssize_t pend_rc;
     /* ciphertext: queued by the push function, and in flight at the inner carrier */
     uint8_t *cq, *cf;
     size_t cq_len, cf_len;
@@ -237,7 +240,7 @@ static void encrypt_more(tls_conn *t)
             if (WK_TLS_QUEUE - t->cq_len < RECORD_ROOM) break;
         }
         size_t n = t->wn - t->woff;
-        if (n > PLAIN_CAP) n = PLAIN_CAP;
+        if (n > PLAIN_RECORD) n = PLAIN_RECORD;
         ssize_t r = t->send_again ? gnutls_record_send(t->s, NULL, 0) : gnutls_record_send(t->s, t->wp + t->woff, n);
         if (r > 0) {
             t->send_again = false;
@@ -438,6 +441,61 @@ static void hs_drive(tls_conn *t)
 }
 
 /* ---- reading ----------------------------------------------------------------------------- */
+/* The record layer ended (r == 0: close_notify) or failed: report it. */
+static void record_end(tls_conn *t, ssize_t r)
+{
+    if (r == 0) {
+        t->ended = true;
+        t->c.ev->ended(&t->c);
+    } else if (r == GNUTLS_E_PREMATURE_TERMINATION) {
+        wk_error e;
+        wk_error_set(&e, WK_ERR_HOST_TLS, WK_NO_OFFSET, "the connection ended without TLS close_notify");
+        fail(t, &e);
+    } else {
+        fail_code(t, WK_ERR_HOST_TLS, "TLS receive", (int)r);
+    }
+}
+
+/* Decrypts records into pt while it has room for a whole one and ciphertext is at hand.
+ * Returns false when nothing could be read (more ciphertext was asked for) or the carrier ended,
+ * failed or closed. */
+static bool fill_plain(tls_conn *t)
+{
+    t->pt_pos = t->pt_len = 0;
+    while (PLAIN_CAP - t->pt_len >= PLAIN_RECORD) {
+        size_t before = t->in_pos;
+        ssize_t r = gnutls_record_recv(t->s, t->pt + t->pt_len, PLAIN_CAP - t->pt_len);
+        flush(t); /* a KeyUpdate answer, alerts */
+        if (t->dead || t->closing) return false;
+        if (r > 0) {
+            t->pt_len += (size_t)r;
+            continue;
+        }
+        if (r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED) {
+            /* GnuTLS also answers AGAIN after a post-handshake message (a TLS 1.3 session
+             * ticket) with more ciphertext at hand: go on while it takes bytes */
+            if (t->in_p && t->in_pos < t->in_n && t->in_pos > before) continue;
+            if (t->pt_len) return true;
+            need_input(t);
+            return false;
+        }
+        if (r == GNUTLS_E_REHANDSHAKE) { /* TLS 1.2 renegotiation: refused */
+            gnutls_alert_send(t->s, GNUTLS_AL_WARNING, GNUTLS_A_NO_RENEGOTIATION);
+            flush(t);
+            continue;
+        }
+        if (r != 0 && !gnutls_error_is_fatal((int)r)) continue;
+        if (t->pt_len) { /* the plaintext first, then the end or the failure */
+            t->pend_end = true;
+            t->pend_rc = r;
+            return true;
+        }
+        record_end(t, r);
+        return false;
+    }
+    return true;
+}
+
 static void deliver(tls_conn *t)
 {
     while (t->want_read && t->opened && !t->dead && !t->closing && !t->ended) {
@@ -453,41 +511,12 @@ static void deliver(tls_conn *t)
             }
             continue;
         }
-        size_t before = t->in_pos;
-        ssize_t r = gnutls_record_recv(t->s, t->pt, sizeof t->pt);
-        flush(t); /* a KeyUpdate answer, alerts */
-        if (t->dead || t->closing) return;
-        if (r > 0) {
-            t->pt_len = (size_t)r;
-            t->pt_pos = 0;
-            continue;
-        }
-        if (r == 0) {
-            t->ended = true;
-            t->c.ev->ended(&t->c);
+        if (t->pend_end) {
+            t->pend_end = false;
+            record_end(t, t->pend_rc);
             return;
         }
-        if (r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED) {
-            /* GnuTLS also answers AGAIN after a post-handshake message (a TLS 1.3 session
-             * ticket) with more ciphertext at hand: go on while it takes bytes */
-            if (t->in_p && t->in_pos < t->in_n && t->in_pos > before) continue;
-            need_input(t);
-            return;
-        }
-        if (r == GNUTLS_E_REHANDSHAKE) { /* TLS 1.2 renegotiation: refused */
-            gnutls_alert_send(t->s, GNUTLS_AL_WARNING, GNUTLS_A_NO_RENEGOTIATION);
-            flush(t);
-            continue;
-        }
-        if (!gnutls_error_is_fatal((int)r)) continue;
-        if (r == GNUTLS_E_PREMATURE_TERMINATION) {
-            wk_error e;
-            wk_error_set(&e, WK_ERR_HOST_TLS, WK_NO_OFFSET, "the connection ended without TLS close_notify");
-            fail(t, &e);
-        } else {
-            fail_code(t, WK_ERR_HOST_TLS, "TLS receive", (int)r);
-        }
-        return;
+        if (!fill_plain(t)) return;
     }
 }
 

@@ -12,8 +12,10 @@
  *     a bounded queue (GNUTLS_E_AGAIN when it is full); one inner write is in flight at a time.
  *     Flow control passes through: when the owner consumes fewer plaintext bytes than offered,
  *     the carrier stops calling gnutls_record_recv and leaves the unread ciphertext with the inner
- *     carrier, which stops reading the socket. Memory per connection: two ciphertext queues of
- *     WK_TLS_QUEUE bytes, one 16 KiB plaintext record, and GnuTLS's session state.
+ *     carrier, which stops reading the socket. Records at hand are decrypted into one plaintext
+ *     slice of up to 64 KiB (four records), so the owner is called with slices as large as over
+ *     TCP. Memory per connection: two ciphertext queues of WK_TLS_QUEUE bytes, the 64 KiB
+ *     plaintext buffer, and GnuTLS's session state.
  *
  * Its events follow carrier.h. opened() comes after a complete handshake (and, for a client, a
  * verified certificate); ended() is the peer's close_notify; a TCP end without close_notify is a
