@@ -19,7 +19,7 @@
  *   - Flow control. When the owner consumes part of a slice, the carrier stops: it keeps that
  *     slice (inside the frame reader's 64 KiB slice buffer) and leaves every unread byte with the
  *     inner carrier, which stops reading the socket. So a paused connection holds at most one
- *     inner read (64 KiB; TLS: one 16 KiB record plus its ciphertext queue), the reader's 64 KiB
+ *     inner read (64 KiB; TLS: its 64 KiB plaintext slice and ciphertext queues), the reader's 64 KiB
  *     slice and libwslay's 4 KiB; no buffer grows, so none can overflow.
  *   - Close. half_close sends the close frame (1000) after the owner's last byte; shut() follows
  *     when it is written; the peer's close frame then has the transport timeout to arrive
