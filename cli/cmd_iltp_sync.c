@@ -1,4 +1,4 @@
-/* wirekit iltp sync: Blob sync sessions over stdio, unix: and tcp: carriers. */
+/* wirekit iltp sync: Blob sync sessions over stdio, unix:, tcp:, ws: and wss: carriers. */
 #include "cli.h"
 #include <wirekit/host.h>
 #include <string.h>
@@ -57,9 +57,18 @@ int wk_cli_iltp_sync(int argc, char **argv)
                    "  --progress          a progress line on stderr when it is a terminal\n"
                    "  --json              one JSON summary object per session on stdout\n"
                    "  --verbose           print each item as it passes\n"
+                   "  --cert FILE, --key FILE  TLS certificate chain and key of a wss: listener (PEM)\n"
+                   "  --ca FILE           trust anchors of a wss: connector (PEM; default: the system store)\n"
+                   "  --ws-max-message N  largest WebSocket message received (bytes, k/M/G; default 16M)\n"
+                   "  --trust-confidential-channel  proof assurance override: trust the channel as\n"
+                   "                      confidential (e.g. ws: behind a trusted WSS reverse proxy)\n"
+                   "  --disable-proof     proof assurance override Disabled (no proof is sent)\n"
+                   "  --transport-timeout-ms N  bound on each transport wait: connect, TLS and\n"
+                   "                      WebSocket handshakes, the close handshake (default 30000)\n"
                    "SIGINT or SIGTERM: no new sessions; each session closes cleanly at fixed point (exit 0);\n"
                    "a second signal ends them at once.\n"
-                   "ADDR: stdio, unix:/abs/path, tcp:host[:port] (default port 4790; port 0 picks one).\n"
+                   "ADDR: stdio, unix:/abs/path, tcp:host[:port] (default port 4790; port 0 picks one),\n"
+                   "      ws:host[:port][/path] (port 80, path /interlace), wss:host[:port][/path] (443).\n"
                    "Exit: 0 clean, 1 local failure, 2 peer protocol failure, 4 transport failure.\n");
             return 0;
         } else if ((strcmp(a, "--listen") == 0 || strcmp(a, "--connect") == 0) && more) {
@@ -87,6 +96,24 @@ int wk_cli_iltp_sync(int argc, char **argv)
             o.phase_timeout_ms = v;
         } else if (strcmp(a, "--verbose") == 0) {
             o.verbose = true;
+        } else if (strcmp(a, "--cert") == 0 && more) {
+            o.cert_file = argv[++i];
+        } else if (strcmp(a, "--key") == 0 && more) {
+            o.key_file = argv[++i];
+        } else if (strcmp(a, "--ca") == 0 && more) {
+            o.ca_file = argv[++i];
+        } else if (strcmp(a, "--ws-max-message") == 0 && more) {
+            if (!parse_size(argv[++i], &v) || v == 0) return wk_cli_usage("bad --ws-max-message (bytes, with k, M or G)");
+            o.ws_max_message = v;
+        } else if (strcmp(a, "--trust-confidential-channel") == 0 || strcmp(a, "--disable-proof") == 0) {
+            wk_host_assurance_override ov = a[2] == 't' ? WK_HOST_OVERRIDE_TRUST_CONFIDENTIAL_CHANNEL
+                                                        : WK_HOST_OVERRIDE_DISABLED;
+            if (o.assurance_override && o.assurance_override != ov)
+                return wk_cli_usage("give one of --trust-confidential-channel and --disable-proof");
+            o.assurance_override = ov;
+        } else if (strcmp(a, "--transport-timeout-ms") == 0 && more) {
+            if (!wk_cli_parse_u64(argv[++i], 1, 86400000, &v)) return wk_cli_usage("bad --transport-timeout-ms");
+            o.transport_timeout_ms = v;
         } else if (strcmp(a, "--watch") == 0) {
             o.watch = true;
         } else if (strcmp(a, "--progress") == 0) {
@@ -126,6 +153,14 @@ int wk_cli_iltp_sync(int argc, char **argv)
         wk_cli_fail(&err);
         return WK_EXIT_USAGE;
     }
+    bool tls = o.addr.scheme == WK_ILTP_SCHEME_WSS || o.addr.scheme == WK_ILTP_SCHEME_QUIB;
+    if ((o.cert_file || o.key_file) && !(tls && o.listen))
+        return wk_cli_usage("--cert and --key belong to a wss: (or quib:) listener");
+    if (o.ca_file && !(tls && !o.listen)) return wk_cli_usage("--ca belongs to a wss: (or quib:) connector");
+    if (tls && o.listen && (!o.cert_file || !o.key_file))
+        return wk_cli_usage("a %s listener needs --cert FILE and --key FILE", wk_iltp_scheme_name(o.addr.scheme));
+    if (o.ws_max_message && o.addr.scheme != WK_ILTP_SCHEME_WS && o.addr.scheme != WK_ILTP_SCHEME_WSS)
+        return wk_cli_usage("--ws-max-message belongs to ws: and wss: addresses");
     wk_error_clear(&err);
     int rc = wk_host_sync_run(&o, &err);
     if (rc != 0 && err.code != WK_OK) {

@@ -9,7 +9,10 @@ find_package(Threads REQUIRED)
 include(${CMAKE_SOURCE_DIR}/tests/contract/contract.cmake)
 foreach(t ${WK_FUZZ_TARGETS})
   add_executable(replay_${t} ${CMAKE_CURRENT_LIST_DIR}/${t}.c ${CMAKE_CURRENT_LIST_DIR}/replay.c)
-  target_link_libraries(replay_${t} PRIVATE wirekit_static wk_contract)
+  target_link_libraries(replay_${t} PRIVATE wirekit_static wk_contract ${WK_FUZZ_LINK_${t}})
+  if(WK_FUZZ_LINK_${t}) # white-box: the host's internal headers
+    target_include_directories(replay_${t} PRIVATE ${CMAKE_SOURCE_DIR}/src/host)
+  endif()
   target_include_directories(replay_${t} PRIVATE ${CMAKE_SOURCE_DIR}/tests) # wk_alloc_probe.h
   if(t IN_LIST WK_FUZZ_ALLOC_TARGETS) # allocation checks through --wrap (fuzz/alloc_hook.h)
     target_compile_definitions(replay_${t} PRIVATE WK_FUZZ_ALLOC_WRAP=1)

@@ -22,6 +22,9 @@ set(WK_FUZZ_TARGETS
   colloq_binary
   colloq_compile
   colloq_generated
+  ws_wire
 )
 # Targets with allocation checks (fuzz/alloc_hook.h): their replay builds link with --wrap.
 set(WK_FUZZ_ALLOC_TARGETS colloq_binary colloq_generated)
+# Targets that need more than wirekit_static (their internal headers come from src/host).
+set(WK_FUZZ_LINK_ws_wire wirekit_host)

@@ -206,6 +206,18 @@ typedef enum wk_code {
     WK_ERR_HOST_IDLE_TIMEOUT = 912,      /* silent at fixed point for --idle-timeout-ms (Transport) */
     WK_ERR_HOST_CLOSE_TIMEOUT = 913,     /* the peer did not end after our bounded completion (Transport) */
     WK_ERR_HOST_INTERRUPTED = 914,       /* SIGINT/SIGTERM ended a session before fixed point (Usage) */
+    /* host: the ws: and wss: carriers (src/host/ws.c, ws_wire.c, tls.c) */
+    WK_ERR_HOST_WS_UPGRADE = 940,        /* the HTTP upgrade request or response is invalid (Transport) */
+    WK_ERR_HOST_WS_PATH = 941,           /* an upgrade request for another path: 404 (Transport) */
+    WK_ERR_HOST_WS_TEXT = 942,           /* a text message: ILTP travels in binary messages (PeerProtocol) */
+    WK_ERR_HOST_WS_PROTOCOL = 943,       /* a WebSocket framing rule broken, e.g. an unmasked client frame (Transport) */
+    WK_ERR_HOST_WS_MESSAGE_TOO_BIG = 944, /* a received message over --ws-max-message (Transport) */
+    WK_ERR_HOST_WS_CLOSED = 945,         /* the connection ended without a close frame, or closed with an error code (Transport) */
+    WK_ERR_HOST_WS_TIMEOUT = 946,        /* an upgrade or close handshake passed its deadline (Transport) */
+    WK_ERR_HOST_TLS_HANDSHAKE = 950,     /* the TLS handshake failed (Transport) */
+    WK_ERR_HOST_TLS_VERIFY = 951,        /* the peer's certificate chain or hostname did not verify (Transport) */
+    WK_ERR_HOST_TLS = 952,               /* a TLS record-layer failure after the handshake (Transport) */
+    WK_ERR_HOST_TLS_CREDENTIALS = 953,   /* --cert, --key or --ca cannot be loaded (Usage) */
 
     WK_CODE_LIMIT_ = 1000
 } wk_code;

@@ -167,11 +167,11 @@ wk_iltp_assurance wk_host_assurance_resolve(wk_iltp_scheme scheme, bool verified
  * Blob sync over carriers (src/host/sync.c, libuv): `wirekit iltp sync`. A listener (side0)
  * serves many concurrent sessions in one event loop, or one with `once`; a connector (side1)
  * runs one session to fixed point and closes cleanly. Nonce seeds come from getrandom().
- * The carriers (stdio, unix:, tcp:) live one per file in src/host/ behind the carrier interface
- * of src/host/carrier.h.
+ * The carriers (stdio, unix:, tcp:, ws: and wss:) live one per file in src/host/ behind the
+ * carrier interface of src/host/carrier.h (ws.c runs over tcp.c, and for wss over tls.c).
  * ------------------------------------------------------------------------------------------- */
 typedef struct wk_host_sync_opts {
-    wk_iltp_address addr;            /* stdio, unix: or tcp: */
+    wk_iltp_address addr;            /* stdio, unix:, tcp:, ws: or wss: */
     bool listen;                     /* listen (side0) or connect (side1) */
     bool once;                       /* listener: serve one session, then return */
     const char *store_dir;           /* the Blob store (created if missing) */

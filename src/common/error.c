@@ -180,6 +180,17 @@ static const code_info table[] = {
     {WK_ERR_HOST_IDLE_TIMEOUT, "WK_ERR_HOST_IDLE_TIMEOUT", WK_CAT_TRANSPORT, false, "silent at fixed point for the idle timeout"},
     {WK_ERR_HOST_CLOSE_TIMEOUT, "WK_ERR_HOST_CLOSE_TIMEOUT", WK_CAT_TRANSPORT, false, "the peer did not end its direction after ours"},
     {WK_ERR_HOST_INTERRUPTED, "WK_ERR_HOST_INTERRUPTED", WK_CAT_USAGE, false, "interrupted before fixed point"},
+    {WK_ERR_HOST_WS_UPGRADE, "WK_ERR_HOST_WS_UPGRADE", WK_CAT_TRANSPORT, false, "the WebSocket upgrade handshake is invalid"},
+    {WK_ERR_HOST_WS_PATH, "WK_ERR_HOST_WS_PATH", WK_CAT_TRANSPORT, false, "upgrade request for another path (404)"},
+    {WK_ERR_HOST_WS_TEXT, "WK_ERR_HOST_WS_TEXT", PEER, false, "a WebSocket text message (ILTP uses binary messages)"},
+    {WK_ERR_HOST_WS_PROTOCOL, "WK_ERR_HOST_WS_PROTOCOL", WK_CAT_TRANSPORT, false, "a WebSocket framing rule was broken"},
+    {WK_ERR_HOST_WS_MESSAGE_TOO_BIG, "WK_ERR_HOST_WS_MESSAGE_TOO_BIG", WK_CAT_TRANSPORT, false, "a WebSocket message over the receiver's bound"},
+    {WK_ERR_HOST_WS_CLOSED, "WK_ERR_HOST_WS_CLOSED", WK_CAT_TRANSPORT, false, "the WebSocket connection ended without a clean close"},
+    {WK_ERR_HOST_WS_TIMEOUT, "WK_ERR_HOST_WS_TIMEOUT", WK_CAT_TRANSPORT, false, "a WebSocket handshake passed its deadline"},
+    {WK_ERR_HOST_TLS_HANDSHAKE, "WK_ERR_HOST_TLS_HANDSHAKE", WK_CAT_TRANSPORT, false, "the TLS handshake failed"},
+    {WK_ERR_HOST_TLS_VERIFY, "WK_ERR_HOST_TLS_VERIFY", WK_CAT_TRANSPORT, false, "the peer's certificate did not verify"},
+    {WK_ERR_HOST_TLS, "WK_ERR_HOST_TLS", WK_CAT_TRANSPORT, false, "TLS record-layer failure"},
+    {WK_ERR_HOST_TLS_CREDENTIALS, "WK_ERR_HOST_TLS_CREDENTIALS", WK_CAT_USAGE, false, "TLS certificate, key or CA file cannot be loaded"},
 };
 #undef PEER
 #undef INTEG

@@ -38,7 +38,9 @@ static const wk_carrier_kind *const kinds[] = {
     &wk_carrier_stdio,
     &wk_carrier_unix,
     &wk_carrier_tcp,
-    /* ws.c, wss and quib.c add their rows here */
+    &wk_carrier_ws,
+    &wk_carrier_wss,
+    /* quib.c adds its row here */
 };
 
 const wk_carrier_kind *wk_carrier_kind_for(wk_iltp_scheme scheme)

@@ -180,8 +180,9 @@ wk_rx *wk_rx_begin(wk_host_loop *loop, wk_store *st, wk_host_account *acct, cons
     rx->cap = len < WK_RX_BUF ? (size_t)len : WK_RX_BUF;
     if (rx->cap) {
         rx->buf[0] = wk_host_alloc(acct, rx->cap);
-        rx->buf[1] = len > rx->cap ? wk_host_alloc(acct, rx->cap) : NULL;
-        if (!rx->buf[0] || (len > rx->cap && !rx->buf[1])) {
+        /* the windows switch once one holds RX_SUBMIT bytes with more to come */
+        rx->buf[1] = len > RX_SUBMIT ? wk_host_alloc(acct, rx->cap) : NULL;
+        if (!rx->buf[0] || (len > RX_SUBMIT && !rx->buf[1])) {
             rx->ev = NULL; /* never handed out: no released() */
             rx_free(rx);
             return NULL;
