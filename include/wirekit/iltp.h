@@ -556,9 +556,11 @@ typedef struct wk_iltp_session_params {
     uint64_t phase_timeout_ms;      /* 0: no deadline */
     int level;                      /* compression level (0: the token's default) */
     const wk_allocator *allocator;
-    /* The carrier's proof assurance and, for ChannelBound, its 32-byte exporter. This build
-     * makes and checks proofs for Disabled only: another value is refused at create (WK_ERR_ARG)
-     * until the Seal proof is implemented. */
+    /* The carrier's proof assurance and, for ChannelBound, its 32-byte exporter (Lace-060):
+     * Disabled sends the zero-row proof block and accepts it or a transcript-valid Seal of either
+     * shape (deriving nothing); ConfidentialChannel and ChannelBound send a Seal proof of their
+     * shape (wk_iltp_proof_encode) and require the peer's to be an exact proof of the same shape,
+     * with, for ChannelBound, an equal Channel-Binding-Hash (else WK_ERR_ILTP_PROOF). */
     wk_iltp_assurance assurance;
     uint8_t channel_exporter[32];
     /* Optional: called with one line per item as it passes (incoming when decoded, outgoing when
@@ -575,6 +577,8 @@ typedef struct wk_iltp_session_stats {
     uint64_t blobs_in, blobs_out;
     uint64_t rounds;
     uint64_t sessions;              /* logical sessions started (re-prefacing adds one) */
+    bool proof_verified;            /* the current session's peer proof matched our enabled
+                                     * assurance exactly (never under Disabled) */
 } wk_iltp_session_stats;
 
 typedef struct wk_iltp_session wk_iltp_session;
