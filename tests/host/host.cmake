@@ -10,3 +10,7 @@ add_test(NAME host_store_cli
 wk_test(test_host_carrier host/test_carrier.c)
 target_link_libraries(test_host_carrier PRIVATE wirekit_host)
 add_test(NAME host_carrier COMMAND test_host_carrier)
+# host_quib: QUIB in one process (packets in memory, a controlled clock), tests/host/test_quib.c
+wk_test(test_host_quib host/test_quib.c)
+target_link_libraries(test_host_quib PRIVATE wirekit_host)
+add_test(NAME host_quib COMMAND test_host_quib ${WK_VECTORS_DIR})

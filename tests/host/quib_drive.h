@@ -1,0 +1,305 @@
+/* Test driver for QUIB without libuv: one endpoint = a wk_quib_conn (src/host/quib_conn.h) + an
+ * ILTP session + an in-memory Blob store, glued the way the quib: carrier and the sync
+ * application glue them (open -> session, received bytes -> recv, output -> retained writes,
+ * fixed point -> authorize, connector end mark + FIN, listener answers EOF with its own).
+ * The network and the clock belong to the includer: tests/host/test_quib.c (packets in memory,
+ * a controlled clock), tests/host/quib_peer.c (a UDP test peer with misbehaviours) and
+ * fuzz/quib_session.c. Header-only (static functions); not part of the library. */
+#ifndef WK_TEST_QUIB_DRIVE_H
+#define WK_TEST_QUIB_DRIVE_H
+#include "host/quib_conn.h"
+#include <wirekit/iltp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a sorted in-memory Blob store ---- */
+typedef struct qd_blob { uint8_t h[32]; uint8_t *d; size_t n; } qd_blob;
+typedef struct qd_store { qd_blob *v; size_t n, cap; } qd_store;
+
+static qd_blob *qd_store_find(const qd_store *s, const uint8_t h[32], size_t *at)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = memcmp(s->v[mid].h, h, 32);
+        if (c == 0) return &s->v[mid];
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    if (at) *at = lo;
+    return NULL;
+}
+static void qd_store_add(qd_store *s, const void *d, size_t n)
+{
+    uint8_t h[32];
+    size_t at = 0;
+    wk_iltp_blob_hash(d, n, h);
+    if (qd_store_find(s, h, &at)) return;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 16;
+        s->v = realloc(s->v, s->cap * sizeof *s->v);
+    }
+    memmove(s->v + at + 1, s->v + at, (s->n - at) * sizeof *s->v);
+    qd_blob *b = &s->v[at];
+    memcpy(b->h, h, 32);
+    b->d = malloc(n ? n : 1);
+    if (n) memcpy(b->d, d, n);
+    b->n = n;
+    s->n++;
+}
+static void qd_store_free(qd_store *s)
+{
+    for (size_t i = 0; i < s->n; i++) free(s->v[i].d);
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+static bool qd_store_equal(const qd_store *a, const qd_store *b)
+{
+    if (a->n != b->n) return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (memcmp(a->v[i].h, b->v[i].h, 32) || a->v[i].n != b->v[i].n || memcmp(a->v[i].d, b->v[i].d, a->v[i].n))
+            return false;
+    return true;
+}
+/* count Blobs of size bytes each, distinct per (tag, i) */
+static void qd_store_fill(qd_store *s, int tag, int count, size_t size)
+{
+    uint8_t *d = malloc(size + 32);
+    for (int i = 0; i < count; i++) {
+        uint32_t x = (uint32_t)(tag * 7919 + i * 104729 + 1);
+        for (size_t k = 0; k < size; k++) {
+            x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+            d[k] = (uint8_t)x;
+        }
+        if (size >= 8) snprintf((char *)d, 8, "%d:%d", tag, i);
+        qd_store_add(s, d, size);
+    }
+    free(d);
+}
+static bool qd_has(void *c, const uint8_t h[32]) { return qd_store_find(c, h, NULL) != NULL; }
+static wk_code qd_list(void *c, uint8_t (**hs)[32], size_t *n, wk_error *e)
+{
+    (void)e;
+    qd_store *s = c;
+    *hs = malloc((s->n ? s->n : 1) * 32);
+    for (size_t i = 0; i < s->n; i++) memcpy((*hs)[i], s->v[i].h, 32);
+    *n = s->n;
+    return WK_OK;
+}
+static wk_code qd_get(void *c, const uint8_t h[32], uint8_t **d, size_t *n, wk_error *e)
+{
+    qd_blob *b = qd_store_find(c, h, NULL);
+    if (!b) return wk_error_set(e, WK_ERR_HOST_NOT_FOUND, WK_NO_OFFSET, "no such Blob");
+    *d = malloc(b->n ? b->n : 1);
+    memcpy(*d, b->d, b->n);
+    *n = b->n;
+    return WK_OK;
+}
+static wk_code qd_put(void *c, const uint8_t h[32], const uint8_t *d, size_t n, wk_error *e)
+{
+    uint8_t h2[32];
+    wk_iltp_blob_hash(d, n, h2);
+    if (memcmp(h, h2, 32)) return wk_error_set(e, WK_ERR_HOST_HASH_MISMATCH, WK_NO_OFFSET, "hash");
+    qd_store_add(c, d, n);
+    return WK_OK;
+}
+
+/* ---- an endpoint ---- */
+typedef enum qd_point { QD_OPENED = 1, QD_ESTABLISHED, QD_FIXED_POINT, QD_AUTHORIZED, QD_ENDED } qd_point;
+
+typedef struct qd_end qd_end;
+struct qd_end {
+    /* configuration (set before qd_start) */
+    bool server;
+    const char *decode, *encode;       /* 0.13 offers */
+    wk_iltp_assurance assurance;       /* the session's (ChannelBound normally) */
+    void (*hook)(qd_end *e, qd_point at); /* misbehaviours (may be NULL) */
+    void *user;
+    bool passive;                      /* misbehaving: after the hook, stop driving the session */
+    /* state */
+    wk_quib_conn *q;
+    wk_iltp_session *s;
+    qd_store store;
+    uint64_t now;                      /* ns, kept by the includer */
+    uint8_t out[65536];
+    size_t out_len, out_pos;
+    bool opened, established, at_fixed, authorized, half_closed, close_queued, finished, closed, eof_seen;
+    bool shut;
+    int status;                        /* 0 clean, else the failure's exit class */
+    wk_error err;
+    char outcome[200];
+};
+
+static uint64_t qd_ms(const qd_end *e) { return e->now / 1000000u; }
+
+static void qd_finish(qd_end *e, int status, const wk_error *err, const char *outcome)
+{
+    if (e->finished) return;
+    e->finished = true;
+    e->status = status;
+    if (err) e->err = *err;
+    snprintf(e->outcome, sizeof e->outcome, "%s", outcome);
+    if (e->q) wk_quib_conn_close(e->q, e->now);
+}
+
+static void qd_fail(qd_end *e, const wk_error *err)
+{
+    char o[200];
+    snprintf(o, sizeof o, "failed: %s: %.150s", wk_error_name(err->code), err->msg);
+    qd_finish(e, err->category == WK_CAT_TRANSPORT ? 4 : err->category == WK_CAT_PEER_PROTOCOL ? 2 : 1, err, o);
+}
+
+static void qd_hook(qd_end *e, qd_point at)
+{
+    if (e->hook && !e->finished) e->hook(e, at);
+}
+
+/* Moves session output into retention; authorizes and completes like the sync application. */
+static void qd_pump(qd_end *e)
+{
+    if (e->finished || !e->s || e->passive) return;
+    wk_error err;
+    for (;;) {
+        if (e->out_pos < e->out_len) {
+            size_t k = wk_quib_conn_write(e->q, e->out + e->out_pos, e->out_len - e->out_pos);
+            e->out_pos += k;
+            if (e->out_pos < e->out_len) return; /* retention full: wait for acknowledgements */
+        }
+        wk_out o = {e->out, sizeof e->out, 0};
+        if (wk_iltp_session_send(e->s, &o, &err) == WK_ERROR) {
+            qd_fail(e, &err);
+            return;
+        }
+        e->out_len = o.pos;
+        e->out_pos = 0;
+        if (!o.pos) break;
+    }
+    wk_iltp_session_state st = wk_iltp_session_state_get(e->s);
+    if (!e->established && st >= WK_ILTP_SESSION_ROUND && st <= WK_ILTP_SESSION_FIXED_POINT) {
+        e->established = true;
+        qd_hook(e, QD_ESTABLISHED);
+        if (e->finished || e->passive) return;
+    }
+    if (st == WK_ILTP_SESSION_FIXED_POINT && !e->authorized) {
+        e->authorized = true;
+        wk_quib_conn_authorize(e->q);
+        qd_hook(e, QD_FIXED_POINT);
+        if (e->finished || e->passive) return;
+    }
+    if (st == WK_ILTP_SESSION_FIXED_POINT && !e->server && !e->close_queued) {
+        e->close_queued = true;
+        if (wk_iltp_session_close(e->s, &err) != WK_OK) {
+            qd_fail(e, &err);
+            return;
+        }
+        qd_pump(e);
+        return;
+    }
+    if (wk_iltp_session_closed_locally(e->s) && !e->half_closed) {
+        e->half_closed = true;
+        if (wk_quib_conn_shutdown(e->q, e->now, &err) != WK_OK) qd_fail(e, &err);
+    }
+}
+
+static void qd_open_session(qd_end *e)
+{
+    wk_iltp_session_params p;
+    memset(&p, 0, sizeof p);
+    p.side = e->server ? WK_ILTP_SIDE0 : WK_ILTP_SIDE1;
+    p.form = WK_ILTP_FORM_0_13;
+    p.decode = e->decode;
+    p.encode = e->encode;
+    for (int i = 0; i < 32; i++) p.seed[i] = (uint8_t)(i * 37 + (e->server ? 1 : 2));
+    p.store = (wk_iltp_store_ops){&e->store, qd_has, qd_list, qd_get, qd_put};
+    p.assurance = e->assurance;
+    memcpy(p.channel_exporter, wk_quib_conn_exporter(e->q), 32);
+    wk_error err;
+    e->s = wk_iltp_session_create(&p, qd_ms(e), &err);
+    if (!e->s) qd_fail(e, &err);
+}
+
+/* Handles every pending connection event and received byte. Call after each recv/timeout. */
+static void qd_step(qd_end *e)
+{
+    if (!e->q) return;
+    for (int guard = 0; guard < 64; guard++) {
+        wk_quib_event ev = wk_quib_conn_poll(e->q);
+        bool busy = ev != WK_QUIB_EV_NONE;
+        switch (ev) {
+        case WK_QUIB_EV_FAILED:
+            if (!e->finished) qd_fail(e, wk_quib_conn_error(e->q));
+            else wk_quib_conn_close(e->q, e->now);
+            break;
+        case WK_QUIB_EV_OPENED:
+            e->opened = true;
+            if (!e->finished) qd_open_session(e);
+            qd_hook(e, QD_OPENED);
+            break;
+        case WK_QUIB_EV_SHUT:
+            e->shut = true;
+            if (!e->finished && e->s && wk_iltp_session_state_get(e->s) == WK_ILTP_SESSION_CLOSED)
+                qd_finish(e, 0, NULL, "clean");
+            break;
+        case WK_QUIB_EV_ENDED: {
+            e->eof_seen = true;
+            if (e->finished || !e->s || e->passive) break;
+            wk_error err;
+            if (wk_iltp_session_eof(e->s, NULL, &err) != WK_OK) {
+                qd_fail(e, &err);
+                break;
+            }
+            qd_hook(e, QD_ENDED);
+            if (e->finished) break;
+            if (e->server) {
+                wk_iltp_session_close(e->s, &err);
+                qd_pump(e);
+            } else {
+                qd_finish(e, 0, NULL, "clean");
+            }
+            break;
+        }
+        case WK_QUIB_EV_CLOSED:
+            e->closed = true;
+            if (!e->finished) {
+                wk_error err;
+                wk_error_set(&err, WK_ERR_HOST_READ, WK_NO_OFFSET, "the connection closed");
+                qd_fail(e, &err);
+            }
+            break;
+        case WK_QUIB_EV_NONE: break;
+        }
+        size_t n;
+        const uint8_t *p = wk_quib_conn_peek(e->q, &n);
+        if (p && e->s && !e->finished && !e->passive) {
+            wk_in in = {p, n, 0};
+            wk_error err;
+            if (wk_iltp_session_recv(e->s, &in, qd_ms(e), &err) == WK_ERROR) qd_fail(e, &err);
+            wk_quib_conn_consume(e->q, n);
+            busy = true;
+        } else if (p && (e->finished || e->passive)) {
+            wk_quib_conn_consume(e->q, n); /* discarded */
+            busy = true;
+        }
+        qd_pump(e);
+        if (!busy) break;
+    }
+}
+
+/* Ticks the session's phase deadline. */
+static void qd_tick(qd_end *e)
+{
+    if (!e->s || e->finished) return;
+    wk_error err;
+    if (wk_iltp_session_tick(e->s, qd_ms(e), &err) != WK_OK) qd_fail(e, &err);
+}
+
+static void qd_free(qd_end *e)
+{
+    wk_iltp_session_free(e->s);
+    wk_quib_conn_free(e->q);
+    qd_store_free(&e->store);
+    e->s = NULL;
+    e->q = NULL;
+}
+#endif
