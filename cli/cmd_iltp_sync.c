@@ -1,4 +1,4 @@
-/* wirekit iltp sync: Blob sync sessions over stdio, unix: and tcp: carriers. */
+/* wirekit iltp sync: Blob sync sessions over stdio, unix:, tcp: and quib: carriers. */
 #include "cli.h"
 #include <wirekit/host.h>
 #include <string.h>
@@ -29,7 +29,17 @@ int wk_cli_iltp_sync(int argc, char **argv)
                    "  --budget-prefacing N, --budget-establishment N, --budget-round N\n"
                    "                      received-control bytes per phase (defaults 64 KiB, 4 MiB, 256 MiB)\n"
                    "  --verbose           print each item as it passes\n"
-                   "ADDR: stdio, unix:/abs/path, tcp:host[:port] (default port 4790; port 0 picks one).\n"
+                   "  --cert FILE, --key FILE   quib: listener: certificate chain and key (PEM)\n"
+                   "  --ca FILE           quib: connector: trust anchors (PEM; default the system store);\n"
+                   "                      the certificate must verify and name the address's host\n"
+                   "  --trust-confidential-channel   proof assurance override: keep ChannelBound on\n"
+                   "                      quib:, ConfidentialChannel on other carriers\n"
+                   "  --disable-proof     proof assurance override Disabled (the zero-row proof block)\n"
+                   "  --transport-timeout-ms N   bound on each transport wait: connect, handshakes,\n"
+                   "                      QUIC idle, FIN acknowledgement (default 30000)\n"
+                   "ADDR: stdio, unix:/abs/path, tcp:host[:port], quib:host[:port] (default port 4790;\n"
+                   "port 0 picks one). quib: is ILTP over QUIC v1 with ALPN QUIB/1 and ChannelBound\n"
+                   "proofs from the TLS exporter.\n"
                    "Exit: 0 clean, 1 local failure, 2 peer protocol failure, 4 transport failure.\n");
             return 0;
         } else if ((strcmp(a, "--listen") == 0 || strcmp(a, "--connect") == 0) && more) {
@@ -57,6 +67,23 @@ int wk_cli_iltp_sync(int argc, char **argv)
             o.phase_timeout_ms = v;
         } else if (strcmp(a, "--verbose") == 0) {
             o.verbose = true;
+        } else if (strcmp(a, "--cert") == 0 && more) {
+            o.cert_file = argv[++i];
+        } else if (strcmp(a, "--key") == 0 && more) {
+            o.key_file = argv[++i];
+        } else if (strcmp(a, "--ca") == 0 && more) {
+            o.ca_file = argv[++i];
+        } else if (strcmp(a, "--trust-confidential-channel") == 0) {
+            if (o.assurance_override == WK_HOST_OVERRIDE_DISABLED)
+                return wk_cli_usage("--trust-confidential-channel and --disable-proof exclude each other");
+            o.assurance_override = WK_HOST_OVERRIDE_TRUST_CONFIDENTIAL_CHANNEL;
+        } else if (strcmp(a, "--disable-proof") == 0) {
+            if (o.assurance_override == WK_HOST_OVERRIDE_TRUST_CONFIDENTIAL_CHANNEL)
+                return wk_cli_usage("--trust-confidential-channel and --disable-proof exclude each other");
+            o.assurance_override = WK_HOST_OVERRIDE_DISABLED;
+        } else if (strcmp(a, "--transport-timeout-ms") == 0 && more) {
+            if (!wk_cli_parse_u64(argv[++i], 1, 86400000, &v)) return wk_cli_usage("bad --transport-timeout-ms");
+            o.transport_timeout_ms = v;
         } else if ((strcmp(a, "--budget-prefacing") == 0 || strcmp(a, "--budget-establishment") == 0 ||
                     strcmp(a, "--budget-round") == 0) && more) {
             if (!wk_cli_parse_u64(argv[++i], 1, UINT64_MAX, &v)) return wk_cli_usage("bad %s", a);
@@ -69,6 +96,8 @@ int wk_cli_iltp_sync(int argc, char **argv)
     }
     if (!addr) return wk_cli_usage("wirekit iltp sync needs --listen ADDR or --connect ADDR");
     if (!o.store_dir) return wk_cli_usage("wirekit iltp sync needs --store DIR");
+    if (strncmp(addr, "quib:", 5) == 0 && o.listen && (!o.cert_file || !o.key_file))
+        return wk_cli_usage("--listen quib: needs --cert FILE and --key FILE");
     /* offer every encoding we implement unless told otherwise ("" offers none) */
     if (!o.decode) o.decode = "deflate12c,zstd20c";
     if (!o.encode) o.encode = "zstd20c,deflate12c";

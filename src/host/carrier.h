@@ -245,6 +245,7 @@ const wk_carrier_kind *wk_carrier_kind_for(wk_iltp_scheme scheme);
 extern const wk_carrier_kind wk_carrier_stdio;  /* stdio.c */
 extern const wk_carrier_kind wk_carrier_unix;   /* unix.c */
 extern const wk_carrier_kind wk_carrier_tcp;    /* tcp.c */
+extern const wk_carrier_kind wk_carrier_quib;   /* quib.c (over quib_conn.c) */
 /* A carrier may wrap another: ws: can run its HTTP upgrade and frames over a carrier from
  * wk_carrier_tcp (being its owner), and wss: put GnuTLS between the two. */
 

@@ -38,7 +38,8 @@ static const wk_carrier_kind *const kinds[] = {
     &wk_carrier_stdio,
     &wk_carrier_unix,
     &wk_carrier_tcp,
-    /* ws.c, wss and quib.c add their rows here */
+    &wk_carrier_quib,
+    /* ws.c and wss add their rows here */
 };
 
 const wk_carrier_kind *wk_carrier_kind_for(wk_iltp_scheme scheme)

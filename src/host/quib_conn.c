@@ -461,6 +461,16 @@ static int cb_stateless_reset(ngtcp2_conn *conn, const ngtcp2_pkt_stateless_rese
     return 0;
 }
 
+static void log_stderr(void *ud, const char *fmt, ...)
+{
+    (void)ud;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
 static ngtcp2_conn *get_conn(ngtcp2_crypto_conn_ref *ref) { return ((wk_quib_conn *)ref->user_data)->conn; }
 
 /* ---- creation ---- */
@@ -552,6 +562,7 @@ wk_quib_conn *wk_quib_conn_create(const wk_quib_params *p, uint64_t now, wk_erro
     st.other_versions = &v1;
     st.other_versionslen = 1;
     st.rand_ctx.native_handle = q;
+    if (getenv("WK_QUIB_LOG")) st.log_printf = log_stderr; /* diagnostics: ngtcp2's own log on stderr */
     ngtcp2_transport_params tp;
     ngtcp2_transport_params_default(&tp);
     tp.initial_max_data = q->p.stream_window;

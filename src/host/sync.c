@@ -354,6 +354,12 @@ static wk_code start_session(conn *c, wk_error *err)
         p.trace_ctx = c;
     }
     c->s = wk_iltp_session_create(&p, now_ms(sv), err);
+    if (c->s && sv->o->verbose) {
+        char ex[65] = "";
+        for (int i = 0; c->car->has_exporter && i < 32; i++) snprintf(ex + 2 * i, 3, "%02x", c->car->exporter[i]);
+        fprintf(logf_(sv), "session %d carrier %s peer %s assurance %s%s%s\n", c->id, c->car->ops->name, c->car->peer,
+                wk_iltp_assurance_name(c->car->assurance), ex[0] ? " exporter " : "", ex);
+    }
     return c->s ? WK_OK : (err ? err->code : WK_ERR_NOMEM);
 }
 
