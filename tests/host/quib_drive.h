@@ -30,7 +30,7 @@ static qd_blob *qd_store_find(const qd_store *s, const uint8_t h[32], size_t *at
     if (at) *at = lo;
     return NULL;
 }
-static void qd_store_add(qd_store *s, const void *d, size_t n)
+static inline void qd_store_add(qd_store *s, const void *d, size_t n)
 {
     uint8_t h[32];
     size_t at = 0;
@@ -48,13 +48,13 @@ static void qd_store_add(qd_store *s, const void *d, size_t n)
     b->n = n;
     s->n++;
 }
-static void qd_store_free(qd_store *s)
+static inline void qd_store_free(qd_store *s)
 {
     for (size_t i = 0; i < s->n; i++) free(s->v[i].d);
     free(s->v);
     memset(s, 0, sizeof *s);
 }
-static bool qd_store_equal(const qd_store *a, const qd_store *b)
+static inline bool qd_store_equal(const qd_store *a, const qd_store *b)
 {
     if (a->n != b->n) return false;
     for (size_t i = 0; i < a->n; i++)
@@ -63,7 +63,7 @@ static bool qd_store_equal(const qd_store *a, const qd_store *b)
     return true;
 }
 /* count Blobs of size bytes each, distinct per (tag, i) */
-static void qd_store_fill(qd_store *s, int tag, int count, size_t size)
+static inline void qd_store_fill(qd_store *s, int tag, int count, size_t size)
 {
     uint8_t *d = malloc(size + 32);
     for (int i = 0; i < count; i++) {
@@ -77,8 +77,8 @@ static void qd_store_fill(qd_store *s, int tag, int count, size_t size)
     }
     free(d);
 }
-static bool qd_has(void *c, const uint8_t h[32]) { return qd_store_find(c, h, NULL) != NULL; }
-static wk_code qd_list(void *c, uint8_t (**hs)[32], size_t *n, wk_error *e)
+static inline bool qd_has(void *c, const uint8_t h[32]) { return qd_store_find(c, h, NULL) != NULL; }
+static inline wk_code qd_list(void *c, uint8_t (**hs)[32], size_t *n, wk_error *e)
 {
     (void)e;
     qd_store *s = c;
@@ -87,7 +87,7 @@ static wk_code qd_list(void *c, uint8_t (**hs)[32], size_t *n, wk_error *e)
     *n = s->n;
     return WK_OK;
 }
-static wk_code qd_get(void *c, const uint8_t h[32], uint8_t **d, size_t *n, wk_error *e)
+static inline wk_code qd_get(void *c, const uint8_t h[32], uint8_t **d, size_t *n, wk_error *e)
 {
     qd_blob *b = qd_store_find(c, h, NULL);
     if (!b) return wk_error_set(e, WK_ERR_HOST_NOT_FOUND, WK_NO_OFFSET, "no such Blob");
@@ -96,7 +96,7 @@ static wk_code qd_get(void *c, const uint8_t h[32], uint8_t **d, size_t *n, wk_e
     *n = b->n;
     return WK_OK;
 }
-static wk_code qd_put(void *c, const uint8_t h[32], const uint8_t *d, size_t n, wk_error *e)
+static inline wk_code qd_put(void *c, const uint8_t h[32], const uint8_t *d, size_t n, wk_error *e)
 {
     uint8_t h2[32];
     wk_iltp_blob_hash(d, n, h2);
@@ -131,9 +131,9 @@ struct qd_end {
     char outcome[200];
 };
 
-static uint64_t qd_ms(const qd_end *e) { return e->now / 1000000u; }
+static inline uint64_t qd_ms(const qd_end *e) { return e->now / 1000000u; }
 
-static void qd_finish(qd_end *e, int status, const wk_error *err, const char *outcome)
+static inline void qd_finish(qd_end *e, int status, const wk_error *err, const char *outcome)
 {
     if (e->finished) return;
     e->finished = true;
@@ -143,20 +143,20 @@ static void qd_finish(qd_end *e, int status, const wk_error *err, const char *ou
     if (e->q) wk_quib_conn_close(e->q, e->now);
 }
 
-static void qd_fail(qd_end *e, const wk_error *err)
+static inline void qd_fail(qd_end *e, const wk_error *err)
 {
     char o[200];
     snprintf(o, sizeof o, "failed: %s: %.150s", wk_error_name(err->code), err->msg);
     qd_finish(e, err->category == WK_CAT_TRANSPORT ? 4 : err->category == WK_CAT_PEER_PROTOCOL ? 2 : 1, err, o);
 }
 
-static void qd_hook(qd_end *e, qd_point at)
+static inline void qd_hook(qd_end *e, qd_point at)
 {
     if (e->hook && !e->finished) e->hook(e, at);
 }
 
 /* Moves session output into retention; authorizes and completes like the sync application. */
-static void qd_pump(qd_end *e)
+static inline void qd_pump(qd_end *e)
 {
     if (e->finished || !e->s || e->passive) return;
     wk_error err;
@@ -202,7 +202,7 @@ static void qd_pump(qd_end *e)
     }
 }
 
-static void qd_open_session(qd_end *e)
+static inline void qd_open_session(qd_end *e)
 {
     wk_iltp_session_params p;
     memset(&p, 0, sizeof p);
@@ -220,7 +220,7 @@ static void qd_open_session(qd_end *e)
 }
 
 /* Handles every pending connection event and received byte. Call after each recv/timeout. */
-static void qd_step(qd_end *e)
+static inline void qd_step(qd_end *e)
 {
     if (!e->q) return;
     for (int guard = 0; guard < 64; guard++) {
@@ -287,14 +287,14 @@ static void qd_step(qd_end *e)
 }
 
 /* Ticks the session's phase deadline. */
-static void qd_tick(qd_end *e)
+static inline void qd_tick(qd_end *e)
 {
     if (!e->s || e->finished) return;
     wk_error err;
     if (wk_iltp_session_tick(e->s, qd_ms(e), &err) != WK_OK) qd_fail(e, &err);
 }
 
-static void qd_free(qd_end *e)
+static inline void qd_free(qd_end *e)
 {
     wk_iltp_session_free(e->s);
     wk_quib_conn_free(e->q);

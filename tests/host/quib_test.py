@@ -1,0 +1,439 @@
+#!/usr/bin/python3
+"""host_quib_process: `wirekit iltp sync` over quib: between real processes on loopback UDP.
+
+    /usr/bin/python3 quib_test.py WIREKIT QUIB_PEER [TEST-NAME-SUBSTRING...]
+
+- Blob sync between two wirekit processes: many small Blobs, bulk Blobs, every encoding, several
+  connectors served at once by one listener socket.
+- The exporter: both sides print the same 32 bytes (--verbose), and an independent RFC 8446
+  section 7.5 computation in Python from the connector's TLS key log (SSLKEYLOGFILE, the
+  EXPORTER_SECRET line) gives the same value.
+- Each typed outcome against the test peer (tests/host/quib_peer.c, built from test code on
+  quib_conn.c): no ALPN, a wrong ALPN, premature close, stateless reset before and after
+  settlement, nonzero application close, RESET_STREAM, STOP_SENDING, idle timeout; and the
+  client's certificate checks (wrong hostname, unknown CA, expired), with certificates made here
+  by the openssl tool.
+- Raw datagrams: Version Negotiation for another QUIC version, a stateless reset for an unknown
+  connection ID.
+Every server binds to 127.0.0.1; every wait is bounded; every process we start is killed.
+"""
+import hashlib
+import hmac
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+import wktest  # noqa: E402
+
+if len(sys.argv) < 3:
+    print("usage: quib_test.py WIREKIT QUIB_PEER [TEST...]", file=sys.stderr)
+    sys.exit(2)
+W = os.path.abspath(sys.argv[1])
+PEER = os.path.abspath(sys.argv[2])
+ONLY = sys.argv[3:]
+TMP = tempfile.mkdtemp(prefix="wk-quib-")
+PROCS = []
+LABEL = "lace-\U0001F5A7/quib/peer-proof-channel-binding-v1".encode()
+assert len(LABEL) == 44
+
+
+def sh(*argv):
+    r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    if r.returncode != 0:
+        raise RuntimeError("%s: %s" % (argv[0], r.stderr.decode()[:300]))
+    return r
+
+
+# ---- certificates (openssl) ------------------------------------------------------------------
+def make_certs():
+    d = os.path.join(TMP, "pki")
+    os.makedirs(d)
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+
+    def ca(name):
+        sh("openssl", "req", "-x509", *ec, "-keyout", f"{d}/{name}.key", "-out", f"{d}/{name}.pem", "-days", "3650",
+           "-subj", f"/CN={name}", "-addext", "basicConstraints=critical,CA:TRUE",
+           "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+
+    def leaf(name, san, issuer, dates=None):
+        sh("openssl", "req", *ec, "-keyout", f"{d}/{name}.key", "-out", f"{d}/{name}.csr", "-subj", "/CN=" + name)
+        ext = f"{d}/{name}.ext"
+        with open(ext, "w") as f:
+            f.write(f"subjectAltName={san}\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\n"
+                    "extendedKeyUsage=serverAuth\n")
+        if dates is None:
+            sh("openssl", "x509", "-req", "-in", f"{d}/{name}.csr", "-CA", f"{d}/{issuer}.pem", "-CAkey",
+               f"{d}/{issuer}.key", "-CAcreateserial", "-out", f"{d}/{name}.pem", "-days", "3650", "-extfile", ext)
+            return
+        # a certificate that expired long ago: `openssl ca` takes explicit dates
+        cadir = f"{d}/ca-{name}"
+        os.makedirs(cadir)
+        open(f"{cadir}/index.txt", "w").close()
+        with open(f"{cadir}/serial", "w") as f:
+            f.write("1000\n")
+        with open(f"{cadir}/ca.cnf", "w") as f:
+            f.write(f"[ca]\ndefault_ca=c\n[c]\ndatabase={cadir}/index.txt\nserial={cadir}/serial\n"
+                    f"new_certs_dir={cadir}\ndefault_md=sha256\npolicy=p\ncopy_extensions=none\n"
+                    "[p]\ncommonName=supplied\n")
+        sh("openssl", "ca", "-batch", "-config", f"{cadir}/ca.cnf", "-cert", f"{d}/{issuer}.pem", "-keyfile",
+           f"{d}/{issuer}.key", "-in", f"{d}/{name}.csr", "-out", f"{d}/{name}.pem", "-startdate", dates[0],
+           "-enddate", dates[1], "-extfile", ext, "-notext")
+
+    ca("ca")
+    ca("other-ca")
+    leaf("good", "DNS:localhost,IP:127.0.0.1", "ca")
+    leaf("wronghost", "DNS:other.example", "ca")
+    leaf("stranger", "DNS:localhost,IP:127.0.0.1", "other-ca")
+    leaf("expired", "DNS:localhost,IP:127.0.0.1", "ca", ("20200101000000Z", "20200201000000Z"))
+    return d
+
+
+PKI = None
+
+
+# ---- processes -------------------------------------------------------------------------------
+def start(argv, env=None):
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    PROCS.append(p)
+    return p
+
+
+def kill_all():
+    for p in PROCS:
+        if p.poll() is None:
+            p.kill()
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def stop(p, timeout=30):
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        return -999, out, err
+    return p.returncode, out, err
+
+
+def store(name, blobs):
+    d = os.path.join(TMP, name)
+    for b in blobs:
+        r = subprocess.run([W, "iltp", "put", "--store", d], input=b, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+        if r.returncode != 0:
+            raise RuntimeError("put: " + r.stderr.decode())
+    return d
+
+
+def listing(d):
+    p = os.path.join(d, "blobs")
+    return sorted(n for n in os.listdir(p) if not n.startswith(".")) if os.path.isdir(p) else []
+
+
+def listen(store_dir, cert="good", extra=(), once=True):
+    argv = [W, "iltp", "sync", "--listen", "quib:127.0.0.1:0", "--cert", f"{PKI}/{cert}.pem", "--key",
+            f"{PKI}/{cert}.key", "--store", store_dir, "--verbose", *extra]
+    if once:
+        argv.append("--once")
+    p = start(argv)
+    line = p.stdout.readline().decode()
+    m = re.match(r"listening on (quib:\S+)", line)
+    if not m:
+        raise RuntimeError("no listening line: %r %s" % (line, p.stderr.read(500)))
+    return p, m.group(1)
+
+
+def connect(addr, store_dir, ca="ca", extra=(), env=None, timeout=120):
+    argv = [W, "iltp", "sync", "--connect", addr, "--ca", f"{PKI}/{ca}.pem", "--store", store_dir, "--verbose",
+            *extra]
+    r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, env=env)
+    return r.returncode, r.stderr.decode("utf-8", "replace")
+
+
+def exporter_of(log):
+    m = re.search(r"carrier quib peer \S+ assurance (\w+) exporter ([0-9a-f]{64})", log)
+    return (m.group(1), bytes.fromhex(m.group(2))) if m else (None, None)
+
+
+def port_of(addr):
+    return int(addr.rsplit(":", 1)[1])
+
+
+def blobs(tag, count, size):
+    out = []
+    for i in range(count):
+        seed = hashlib.sha256(b"%s-%d" % (tag.encode(), i)).digest()
+        b = bytearray()
+        while len(b) < size:
+            seed = hashlib.sha256(seed).digest()
+            b += seed
+        out.append(bytes(b[:size]))
+    return out
+
+
+# ---- RFC 8446 section 7.5 from the key log ---------------------------------------------------
+def hkdf_expand_label(h, secret, label, context, length):
+    full = b"tls13 " + label
+    info = length.to_bytes(2, "big") + bytes([len(full)]) + full + bytes([len(context)]) + context
+    out, t, i = b"", b"", 1
+    while len(out) < length:
+        t = hmac.new(secret, t + info + bytes([i]), h).digest()
+        out += t
+        i += 1
+    return out[:length]
+
+
+def tls_exporter(secret, label, context, length):
+    h = {32: hashlib.sha256, 48: hashlib.sha384}[len(secret)]
+    derived = hkdf_expand_label(h, secret, label, h(b"").digest(), h().digest_size)  # Derive-Secret(S, label, "")
+    return hkdf_expand_label(h, derived, b"exporter", h(context).digest(), length)
+
+
+# ---- the tests -------------------------------------------------------------------------------
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+@test
+def sync_small_blobs_and_exporter():
+    a = store("small-a", blobs("a", 300, 700))
+    b = store("small-b", blobs("b", 200, 1500))
+    keylog = os.path.join(TMP, "keys.log")
+    lp, addr = listen(a)
+    env = dict(os.environ, SSLKEYLOGFILE=keylog)
+    rc, clog = connect(addr, b, env=env)
+    lrc, _, lerr = stop(lp)
+    llog = lerr.decode("utf-8", "replace")
+    wktest.check("small: connector clean", rc == 0 and "clean" in clog, wktest.text(clog[-400:]))
+    wktest.check("small: listener clean", lrc == 0 and "clean" in llog, wktest.text(llog[-400:]))
+    wktest.check("small: union", listing(a) == listing(b) and len(listing(a)) == 500,
+                 "%d vs %d" % (len(listing(a)), len(listing(b))))
+    ca, ce = exporter_of(clog)
+    la, le = exporter_of(llog)
+    wktest.check("exporter: both ChannelBound", ca == "ChannelBound" and la == "ChannelBound", "%s %s" % (ca, la))
+    wktest.check("exporter: equal on both sides", ce is not None and ce == le)
+    secrets = []
+    if os.path.exists(keylog):
+        for line in open(keylog):
+            parts = line.split()
+            if len(parts) == 3 and parts[0] == "EXPORTER_SECRET":
+                secrets.append(bytes.fromhex(parts[2]))
+    wktest.check("exporter: the key log has the EXPORTER_SECRET", len(secrets) == 1, "%d lines" % len(secrets))
+    if secrets and ce:
+        mine = tls_exporter(secrets[0], LABEL, b"iltp", 32)
+        wktest.check("exporter: RFC 8446 7.5 from the key log equals ours", mine == ce,
+                     "%s vs %s" % (mine.hex(), ce.hex()))
+
+
+@test
+def sync_every_encoding():
+    for enc in ["", "deflate12c", "zstd20c"]:
+        a = store("enc-a-" + (enc or "id"), blobs("ea" + enc, 20, 5000))
+        b = store("enc-b-" + (enc or "id"), blobs("eb" + enc, 10, 9000))
+        lp, addr = listen(a, extra=["--encode", enc])
+        rc, clog = connect(addr, b, extra=["--encode", enc])
+        lrc, _, lerr = stop(lp)
+        wktest.check("encoding %s: both clean" % (enc or "identity"), rc == 0 and lrc == 0,
+                     wktest.text(clog[-300:] + lerr.decode()[-300:]))
+        wktest.check("encoding %s: union" % (enc or "identity"), listing(a) == listing(b) and len(listing(a)) == 30)
+
+
+@test
+def sync_bulk():
+    # one 16 MiB Blob each way, and two more of 16 MiB from the listener
+    a = store("bulk-a", blobs("ba", 2, 16 << 20))
+    b = store("bulk-b", blobs("bb", 1, 16 << 20))
+    lp, addr = listen(a)
+    t = time.monotonic()
+    rc, clog = connect(addr, b, timeout=300)
+    lrc, _, lerr = stop(lp, timeout=60)
+    wktest.check("bulk 32 MiB + 16 MiB: both clean", rc == 0 and lrc == 0,
+                 wktest.text(clog[-300:] + lerr.decode()[-300:]))
+    wktest.check("bulk: union", listing(a) == listing(b) and len(listing(a)) == 3)
+    print("    bulk: %.1f s" % (time.monotonic() - t))
+
+
+@test
+def many_connectors_one_socket():
+    a = store("many-a", blobs("ma", 5, 3000))
+    initial = set(listing(a))
+    lp, addr = listen(a, once=False)
+    procs = []
+    dirs = []
+    for i in range(8):
+        d = store("many-c%d" % i, blobs("mc%d" % i, 3, 2000))
+        dirs.append((d, set(listing(d))))
+        procs.append(start([W, "iltp", "sync", "--connect", addr, "--ca", f"{PKI}/ca.pem", "--store", d]))
+    codes = [stop(p, timeout=120)[0] for p in procs]
+    wktest.check("8 connectors at once on one listener socket: all clean", codes == [0] * 8, str(codes))
+    for d, own in dirs:
+        names = set(listing(d))
+        wktest.check("connector %s holds its own and the listener's Blobs" % os.path.basename(d),
+                     names >= initial | own, "%d Blobs" % len(names))
+    wktest.check("the listener holds every connector's Blobs", len(listing(a)) == 5 + 8 * 3, str(len(listing(a))))
+    lp.kill()
+    stop(lp)
+
+
+def peer_server(mode):
+    p = start([PEER, "server", mode, f"{PKI}/good.pem", f"{PKI}/good.key"])
+    line = p.stdout.readline().decode()
+    m = re.match(r"port (\d+)", line)
+    if not m:
+        raise RuntimeError("peer: %r" % line)
+    return p, int(m.group(1))
+
+
+OUTCOMES = [
+    # mode, expected exit status, expected error name in the connector's log, connector options
+    ("normal", 0, None, []),
+    ("no-alpn", 4, "WK_ERR_HOST_QUIB_PROFILE", []),
+    ("close0", 2, "ILTP_ERR_PREMATURE_EOF", []),
+    ("close7", 4, "WK_ERR_HOST_QUIB_APP_CLOSE", []),
+    ("reset-stream", 4, "WK_ERR_HOST_QUIB_RESET_STREAM", []),
+    ("stop-sending", 4, "WK_ERR_HOST_QUIB_STOP_SENDING", []),
+    ("forget-early", 4, "WK_ERR_HOST_QUIB_STATELESS_RESET", []),
+    ("forget-late", 0, None, []),
+    ("silent", 4, "WK_ERR_HOST_QUIB_IDLE_TIMEOUT", []),
+    ("bulk", 0, None, []),
+]
+
+
+@test
+def typed_outcomes_against_a_peer_server():
+    for mode, want_rc, want_name, extra in OUTCOMES:
+        d = store("peer-c-" + mode, blobs("pc" + mode, 2, 1000))
+        p, port = peer_server(mode)
+        t = time.monotonic()
+        rc, clog = connect("quib:127.0.0.1:%d" % port, d, extra=extra, timeout=60)
+        took = time.monotonic() - t
+        p.kill()
+        _, pout, _ = stop(p)
+        ok = rc == want_rc and (want_name is None or want_name in clog)
+        wktest.check("peer server %s: connector exits %d%s" % (mode, want_rc, " with " + want_name if want_name else ""),
+                     ok, "exit %d after %.1f s: %s" % (rc, took, wktest.text(clog[-400:])))
+        if mode == "silent":
+            wktest.check("idle timeout within 2..10 s", 1.5 < took < 10, "%.1f s" % took)
+        if mode == "forget-late":
+            wktest.check("forget-late: the peer forgot after the connector's end (reset settles)",
+                         b"forgot" in pout, wktest.text(pout))
+
+
+@test
+def listener_refuses_a_bad_client_and_keeps_serving():
+    a = store("lr-a", blobs("lra", 3, 1000))
+    lp, addr = listen(a, once=False)
+    port = port_of(addr)
+    for mode, want in [("wrong-alpn", "WK_ERR_HOST_QUIB_PROFILE"), ("no-alpn", "WK_ERR_HOST_QUIB_PROFILE"),
+                       ("close0", "ILTP_ERR_PREMATURE_EOF")]:
+        p = start([PEER, "client", mode, str(port), f"{PKI}/ca.pem"])
+        rc, pout, _ = stop(p, timeout=60)
+        wktest.check("peer client %s: the peer sees a typed refusal" % mode,
+                     mode == "close0" or b"PROFILE" in pout, wktest.text(pout))
+    b = store("lr-b", blobs("lrb", 2, 1000))
+    rc, clog = connect(addr, b)
+    wktest.check("after the bad clients an honest connector syncs", rc == 0 and len(listing(b)) == 5, clog[-300:])
+    lp.kill()
+    _, _, lerr = stop(lp)
+    llog = lerr.decode("utf-8", "replace")
+    wktest.check("the listener logged the ALPN refusals (typed)", llog.count("WK_ERR_HOST_QUIB_PROFILE") >= 2,
+                 wktest.text(llog[-800:]))
+    wktest.check("the listener logged the premature close (typed)", "ILTP_ERR_PREMATURE_EOF" in llog)
+
+
+@test
+def certificate_checks():
+    a = store("cert-a", blobs("cea", 1, 100))
+    for cert, ca, addr_host, want in [("wronghost", "ca", None, "WK_ERR_HOST_QUIB_CERTIFICATE"),
+                                      ("stranger", "ca", None, "WK_ERR_HOST_QUIB_CERTIFICATE"),
+                                      ("expired", "ca", None, "WK_ERR_HOST_QUIB_CERTIFICATE"),
+                                      ("good", "other-ca", None, "WK_ERR_HOST_QUIB_CERTIFICATE"),
+                                      ("good", "ca", "localhost", None)]:
+        lp, addr = listen(a, cert=cert)
+        if addr_host:
+            addr = "quib:%s:%d" % (addr_host, port_of(addr))
+        b = os.path.join(TMP, "cert-b-%s-%s" % (cert, ca))
+        rc, clog = connect(addr, b, ca=ca, timeout=60)
+        lp.kill()
+        stop(lp)
+        if want:
+            wktest.check("certificate %s (trusting %s): refused with %s" % (cert, ca, want), rc == 4 and want in clog,
+                         "exit %d: %s" % (rc, wktest.text(clog[-300:])))
+        else:
+            wktest.check("certificate for localhost, dialled by name: clean", rc == 0, wktest.text(clog[-300:]))
+
+
+@test
+def raw_datagrams():
+    a = store("raw-a", [])
+    lp, addr = listen(a, once=False)
+    port = port_of(addr)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(3)
+    # a long header of another version, padded to 1200 bytes: Version Negotiation listing v1
+    dcid, scid = os.urandom(8), os.urandom(8)
+    pkt = bytes([0xC0]) + (0x1A2A3A4A).to_bytes(4, "big") + bytes([8]) + dcid + bytes([8]) + scid
+    s.sendto(pkt.ljust(1200, b"\0"), ("127.0.0.1", port))
+    try:
+        resp, _ = s.recvfrom(2048)
+    except socket.timeout:
+        resp = b""
+    ok = len(resp) >= 7 and resp[0] & 0x80 and resp[1:5] == b"\0\0\0\0"
+    versions = []
+    if ok:
+        dl = resp[5]
+        sl = resp[6 + dl]
+        body = resp[7 + dl + sl:]
+        versions = [int.from_bytes(body[i:i + 4], "big") for i in range(0, len(body), 4)]
+        ok = resp[6:6 + dl] == scid and resp[7 + dl:7 + dl + sl] == dcid
+    wktest.check("another QUIC version gets Version Negotiation listing only v1", ok and versions == [1],
+                 "%r %s" % (resp[:16], versions))
+    # a short header for a connection the listener does not know: a stateless reset
+    trig = bytes([0x40 | 0x1F]) + os.urandom(16) + os.urandom(60)
+    s.sendto(trig, ("127.0.0.1", port))
+    try:
+        resp, _ = s.recvfrom(2048)
+    except socket.timeout:
+        resp = b""
+    wktest.check("an unknown connection ID gets a stateless reset, smaller than the trigger",
+                 21 <= len(resp) < len(trig) and resp[0] & 0xC0 == 0x40, "%d bytes" % len(resp))
+    s.close()
+    lp.kill()
+    stop(lp)
+
+
+def main():
+    global PKI
+    try:
+        PKI = make_certs()
+        for t in TESTS:
+            if ONLY and not any(o in t.__name__ for o in ONLY):
+                continue
+            print("== " + t.__name__, flush=True)
+            try:
+                t()
+            except Exception as e:  # a broken test is a failure, not a crash
+                wktest.check(t.__name__ + " ran", False, repr(e))
+            finally:
+                kill_all()
+    finally:
+        kill_all()
+        if os.environ.get("HOST_QUIB_KEEP") != "1":
+            shutil.rmtree(TMP, ignore_errors=True)
+    sys.exit(wktest.summary("host_quib_process"))
+
+
+main()
