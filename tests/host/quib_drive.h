@@ -17,7 +17,7 @@
 typedef struct qd_blob { uint8_t h[32]; uint8_t *d; size_t n; } qd_blob;
 typedef struct qd_store { qd_blob *v; size_t n, cap; } qd_store;
 
-static qd_blob *qd_store_find(const qd_store *s, const uint8_t h[32], size_t *at)
+static inline qd_blob *qd_store_find(const qd_store *s, const uint8_t h[32], size_t *at)
 {
     size_t lo = 0, hi = s->n;
     while (lo < hi) {

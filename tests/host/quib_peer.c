@@ -52,6 +52,10 @@ static void hook(qd_end *e, qd_point at)
         forgot = true;
         e->passive = true;
     }
+    if (forgot) {
+        printf("forgot the connection\n");
+        fflush(stdout);
+    }
 }
 
 int main(int argc, char **argv)
@@ -153,7 +157,11 @@ int main(int argc, char **argv)
                     if (wk_quib_dgram_parse(buf, (size_t)n, &d) == 0 && !d.long_header) {
                         size_t rn = wk_quib_write_stateless_reset(r, sizeof r, secret, d.dcid, d.dcid_len, (size_t)n,
                                                                   rb, sizeof rb);
-                        if (rn) sendto(fd, r, rn, 0, (struct sockaddr *)&from, fl);
+                        if (rn) {
+                            sendto(fd, r, rn, 0, (struct sockaddr *)&from, fl);
+                            printf("stateless reset sent\n");
+                            fflush(stdout);
+                        }
                     }
                     continue;
                 }

@@ -328,8 +328,10 @@ def typed_outcomes_against_a_peer_server():
         if mode == "silent":
             wktest.check("idle timeout within 2..10 s", 1.5 < took < 10, "%.1f s" % took)
         if mode == "forget-late":
-            wktest.check("forget-late: the peer forgot after the connector's end (reset settles)",
-                         b"forgot" in pout, wktest.text(pout))
+            wktest.check("forget-late: the peer forgot after the connector's end and reset it (PeerStatelessReset)",
+                         b"forgot" in pout and b"stateless reset sent" in pout, wktest.text(pout))
+        if mode == "forget-early":
+            wktest.check("forget-early: the peer reset the connection", b"stateless reset sent" in pout)
 
 
 @test
