@@ -4,6 +4,25 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A byte count with an optional k, M or G suffix (powers of 1024). */
+static bool parse_size(const char *s, uint64_t *out)
+{
+    size_t n = strlen(s);
+    uint64_t mul = 1;
+    if (n && (s[n - 1] == 'k' || s[n - 1] == 'K')) mul = 1u << 10;
+    else if (n && s[n - 1] == 'M') mul = 1u << 20;
+    else if (n && s[n - 1] == 'G') mul = 1u << 30;
+    char digits[32];
+    if (mul != 1) n--;
+    if (n == 0 || n >= sizeof digits) return false;
+    memcpy(digits, s, n);
+    digits[n] = 0;
+    uint64_t v;
+    if (!wk_cli_parse_u64(digits, 1, UINT64_MAX / mul, &v)) return false;
+    *out = v * mul;
+    return true;
+}
+
 int wk_cli_iltp_sync(int argc, char **argv)
 {
     wk_host_sync_opts o;
@@ -28,6 +47,15 @@ int wk_cli_iltp_sync(int argc, char **argv)
                    "  --timeout-ms N      absolute phase deadline (default 600000, 0 = none)\n"
                    "  --budget-prefacing N, --budget-establishment N, --budget-round N\n"
                    "                      received-control bytes per phase (defaults 64 KiB, 4 MiB, 256 MiB)\n"
+                   "  --watch             with --connect: stay at fixed point and sync new Blobs both ways\n"
+                   "                      until SIGINT/SIGTERM (a listener always watches its store)\n"
+                   "  --max-sessions N    listener: sessions at once; one more is refused (default 256)\n"
+                   "  --max-memory N      listener: bytes for all sessions' buffers and codecs, with k/M/G\n"
+                   "                      suffixes (default 1G); a session that would exceed it fails\n"
+                   "  --idle-timeout-ms N listener: close a session silent at fixed point this long\n"
+                   "                      (default 600000, 0 = never)\n"
+                   "  --progress          a progress line on stderr when it is a terminal\n"
+                   "  --json              one JSON summary object per session on stdout\n"
                    "  --verbose           print each item as it passes\n"
                    "  --cert FILE, --key FILE   quib: listener: certificate chain and key (PEM)\n"
                    "  --ca FILE           quib: connector: trust anchors (PEM; default the system store);\n"
@@ -37,6 +65,8 @@ int wk_cli_iltp_sync(int argc, char **argv)
                    "  --disable-proof     proof assurance override Disabled (the zero-row proof block)\n"
                    "  --transport-timeout-ms N   bound on each transport wait: connect, handshakes,\n"
                    "                      QUIC idle, FIN acknowledgement (default 30000)\n"
+                   "SIGINT or SIGTERM: no new sessions; each session closes cleanly at fixed point (exit 0);\n"
+                   "a second signal ends them at once.\n"
                    "ADDR: stdio, unix:/abs/path, tcp:host[:port], quib:host[:port] (default port 4790;\n"
                    "port 0 picks one). quib: is ILTP over QUIC v1 with ALPN QUIB/1 and ChannelBound\n"
                    "proofs from the TLS exporter.\n"
@@ -84,6 +114,21 @@ int wk_cli_iltp_sync(int argc, char **argv)
         } else if (strcmp(a, "--transport-timeout-ms") == 0 && more) {
             if (!wk_cli_parse_u64(argv[++i], 1, 86400000, &v)) return wk_cli_usage("bad --transport-timeout-ms");
             o.transport_timeout_ms = v;
+        } else if (strcmp(a, "--watch") == 0) {
+            o.watch = true;
+        } else if (strcmp(a, "--progress") == 0) {
+            o.progress = true;
+        } else if (strcmp(a, "--json") == 0) {
+            o.json = true;
+        } else if (strcmp(a, "--max-sessions") == 0 && more) {
+            if (!wk_cli_parse_u64(argv[++i], 1, 1000000, &v)) return wk_cli_usage("bad --max-sessions");
+            o.max_sessions = (unsigned)v;
+        } else if (strcmp(a, "--max-memory") == 0 && more) {
+            if (!parse_size(argv[++i], &v)) return wk_cli_usage("bad --max-memory (bytes, with k, M or G)");
+            o.max_memory = v;
+        } else if (strcmp(a, "--idle-timeout-ms") == 0 && more) {
+            if (!wk_cli_parse_u64(argv[++i], 0, 86400000, &v)) return wk_cli_usage("bad --idle-timeout-ms");
+            o.idle_timeout_ms = v ? v : UINT64_MAX;
         } else if ((strcmp(a, "--budget-prefacing") == 0 || strcmp(a, "--budget-establishment") == 0 ||
                     strcmp(a, "--budget-round") == 0) && more) {
             if (!wk_cli_parse_u64(argv[++i], 1, UINT64_MAX, &v)) return wk_cli_usage("bad %s", a);
@@ -104,7 +149,6 @@ int wk_cli_iltp_sync(int argc, char **argv)
     bool timeout_given = false;
     for (int i = 1; i < argc; i++) if (strcmp(argv[i], "--timeout-ms") == 0) timeout_given = true;
     if (!timeout_given) o.phase_timeout_ms = 600000;
-    o.progress = isatty(2);
     wk_error err;
     if (wk_iltp_address_parse(addr, strlen(addr), &o.addr, &err) != WK_OK) {
         err.category = WK_CAT_USAGE;

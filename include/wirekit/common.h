@@ -202,6 +202,11 @@ typedef enum wk_code {
     WK_ERR_HOST_READ = 907,              /* reading from the carrier failed (Transport) */
     WK_ERR_HOST_WRITE = 908,             /* writing to the carrier failed (Transport) */
     WK_ERR_HOST_CARRIER = 909,           /* the carrier cannot be set up locally (Integration) */
+    WK_ERR_HOST_SESSIONS_LIMIT = 910,    /* --max-sessions reached: connection refused (Transport) */
+    WK_ERR_HOST_MEMORY_LIMIT = 911,      /* --max-memory reached: session refused or failed (Integration) */
+    WK_ERR_HOST_IDLE_TIMEOUT = 912,      /* silent at fixed point for --idle-timeout-ms (Transport) */
+    WK_ERR_HOST_CLOSE_TIMEOUT = 913,     /* the peer did not end after our bounded completion (Transport) */
+    WK_ERR_HOST_INTERRUPTED = 914,       /* SIGINT/SIGTERM ended a session before fixed point (Usage) */
     /* host: the quib: carrier (QUIC v1 + TLS 1.3, src/host/quib_conn.c), all Transport */
     WK_ERR_HOST_QUIB_PROFILE = 970,      /* ALPN (authenticated handshake data) missing or not QUIB/1 */
     WK_ERR_HOST_QUIB_TLS = 971,          /* the TLS handshake failed (alert, bad handshake message) */

@@ -21,12 +21,13 @@ extern "C" {
  * A Blob is addressed by its H3 hash: BLAKE3 of its content "Data-Length: N\n\n" + data
  * (wk_iltp_blob_hash). Layout:
  *   DIR/blobs/<B64A of the hash, 43 characters>   the raw data bytes (mode 0444 minus umask)
- *   DIR/blobs/.tmp-<12 characters>                a write in progress, or left by a crash
+ *   DIR/blobs/.tmp-<pid>-<start>-<12 characters>  a write in progress, or left by a crash
  * Every Blob is written atomically: into a fresh temporary in DIR/blobs, fsync, rename to its
  * final name, fsync DIR/blobs. A crash leaves at most a temporary, never a partial Blob under a
- * final name. Temporaries are never listed; wk_store_open removes those untouched for
- * WK_STORE_STALE_SECONDS (an older grace period keeps a concurrent writer's file alive), and
- * wk_store_gc removes them on demand.
+ * final name. Temporaries are never listed. wk_store_open removes those whose owner (the process
+ * id and process start time in the name) is no longer running, however recent, and keeps a live
+ * process's; temporaries without an owner in their name (older versions) go once untouched for
+ * WK_STORE_STALE_SECONDS. wk_store_gc removes them by idle time on demand.
  *
  * Data is hash-verified before it is stored (when the caller gives the expected hash) and again
  * when it is read (unless turned off with wk_store_set_verify). Data over WK_ILTP_BLOB_DATA_CAP
@@ -46,7 +47,7 @@ typedef struct wk_store_writer wk_store_writer;
 #define WK_STORE_HASH_TEXT_LEN 43
 
 /* Opens the store at dir. With create, makes dir and dir/blobs when missing (the parent of dir
- * must exist). Removes (best effort) temporaries idle for WK_STORE_STALE_SECONDS. Returns a handle to free
+ * must exist). Removes (best effort) the temporaries of writers that are gone. Returns a handle to free
  * with wk_store_close, or NULL with *err set (HOST_ERR_IO, e.g. dir/blobs missing without create;
  * WK_ERR_NOMEM). dir is copied. */
 wk_store *wk_store_open(const char *dir, bool create, wk_error *err);
@@ -98,6 +99,47 @@ wk_code wk_store_get(wk_store *s, const uint8_t hash[32], uint8_t **data, size_t
  * Errors: HOST_ERR_IO, WK_ERR_NOMEM. */
 wk_code wk_store_list(wk_store *s, uint8_t (**hashes)[32], size_t *count, wk_error *err);
 
+/* Streaming read of one Blob, in order, for a writer that cannot hold it whole: open, reads of
+ * any size, close. The data is hashed as it is read; the read that reaches the end verifies the
+ * hash (unless turned off with wk_store_set_verify) and fails with HOST_ERR_STORE_CORRUPT instead
+ * of returning that last piece when it does not match, or when the file changed size. One
+ * thread at a time per reader. Errors: HOST_ERR_NOT_FOUND, HOST_ERR_STORE_CORRUPT, HOST_ERR_IO,
+ * WK_ERR_NOMEM. *len (may be NULL) gets the data length. */
+typedef struct wk_store_reader wk_store_reader;
+wk_store_reader *wk_store_reader_open(wk_store *s, const uint8_t hash[32], uint64_t *len, wk_error *err);
+/* Reads the next min(cap, what is left) bytes into buf; *got says how many (0 at the end). */
+wk_code wk_store_reader_read(wk_store_reader *r, uint8_t *buf, size_t cap, size_t *got, wk_error *err);
+void wk_store_reader_close(wk_store_reader *r);
+/* The data length of a stored Blob from its file's size (nothing read): WK_OK, HOST_ERR_NOT_FOUND,
+ * HOST_ERR_STORE_CORRUPT (not a regular file, or over 32 MiB), HOST_ERR_IO. */
+wk_code wk_store_stat(wk_store *s, const uint8_t hash[32], uint64_t *len, wk_error *err);
+
+/* ---------------------------------------------------------------------------------------------
+ * Store index (src/host/index.c): the store's Blobs in memory (hash, data length, the sequence
+ * number under which each was added), for sessions to advertise and answer from without a
+ * directory listing per round. Built from the directory once (names and sizes, nothing read),
+ * then updated by the host on every put it makes or notices. Not thread-safe: the host's loop
+ * thread owns it. Entries are never removed (a Blob deleted behind the store's back fails when
+ * it is read).
+ * ------------------------------------------------------------------------------------------- */
+typedef struct wk_store_index wk_store_index;
+/* An empty index. */
+wk_store_index *wk_store_index_create(wk_error *err);
+/* An index of every Blob file in s (HOST_ERR_IO, WK_ERR_NOMEM). */
+wk_store_index *wk_store_index_load(wk_store *s, wk_error *err);
+void wk_store_index_free(wk_store_index *x);
+/* Adds a Blob: true if it was new (it gets the next sequence number), false if already there or
+ * out of memory (*nomem, may be NULL, says which). */
+bool wk_store_index_add(wk_store_index *x, const uint8_t hash[32], uint64_t len, bool *nomem);
+bool wk_store_index_has(const wk_store_index *x, const uint8_t hash[32], uint64_t *len, uint64_t *seq);
+/* The first hash after `after` (NULL: the first) in byte order with a sequence number at most
+ * max_seq; false when none. */
+bool wk_store_index_next(wk_store_index *x, const uint8_t *after, uint64_t max_seq, uint8_t out[32]);
+uint64_t wk_store_index_seq(const wk_store_index *x);
+size_t wk_store_index_count(const wk_store_index *x);
+/* The index as a session's store operations (ctx = x). */
+wk_iltp_store_ops wk_store_index_ops(wk_store_index *x);
+
 /* ===== end of Blob store ==================================================================== */
 
 /* ---------------------------------------------------------------------------------------------
@@ -139,9 +181,19 @@ typedef struct wk_host_sync_opts {
     uint64_t phase_timeout_ms;       /* 0: none */
     uint64_t budget_prefacing, budget_establishment, budget_round; /* 0: defaults */
     bool verbose;                    /* one line per item as it passes, on log */
-    bool progress;                   /* a progress line on log while transferring (a terminal) */
+    bool progress;                   /* a progress line on log while transferring (drawn only
+                                      * when log is a terminal) */
+    bool json;                       /* one JSON summary object per session, a line each, on out */
+    bool watch;                      /* connector: stay at fixed point, syncing new Blobs both
+                                      * ways until SIGINT/SIGTERM (a listener always watches) */
     FILE *log;                       /* summaries and errors (NULL: stderr) */
-    FILE *out;                       /* "listening on ADDR" (NULL: stdout) */
+    FILE *out;                       /* "listening on ADDR", JSON summaries (NULL: stdout) */
+    /* listener limits, each a typed refusal or close (0: the default) */
+    unsigned max_sessions;           /* sessions at once (default 256); one more is refused */
+    uint64_t max_memory;             /* bytes for all sessions' codec, queue and buffer memory
+                                      * (default 1 GiB) */
+    uint64_t idle_timeout_ms;        /* a session at fixed point silent this long is closed
+                                      * (default 600000; UINT64_MAX: never) */
     /* transport settings, passed to the carrier */
     wk_host_assurance_override assurance_override;
     uint64_t transport_timeout_ms;   /* each transport wait (connect, handshakes); 0: 30 s */
@@ -149,9 +201,20 @@ typedef struct wk_host_sync_opts {
     uint64_t ws_max_message;         /* ws/wss: largest received message (0: 16 MiB) */
 } wk_host_sync_opts;
 
+#define WK_HOST_MAX_SESSIONS_DEFAULT 256u
+#define WK_HOST_MAX_MEMORY_DEFAULT ((uint64_t)1 << 30)
+#define WK_HOST_IDLE_TIMEOUT_DEFAULT_MS 600000u
+/* How long a bounded completion waits for the peer's end after ours. */
+#define WK_HOST_CLOSE_TIMEOUT_MS 5000u
+/* How long SIGINT/SIGTERM waits for sessions to reach fixed point and close cleanly; a second
+ * signal ends them at once. */
+#define WK_HOST_INTERRUPT_GRACE_MS 10000u
+
 /* Runs the event loop until the connector's session ends, or the listener is done (`once`) or
- * stopped. Returns the exit status of the last session: 0 clean, 2 peer protocol failure,
- * 4 transport failure, 1 local failure (with *err for failures before any session). */
+ * interrupted (SIGINT, SIGTERM: no new sessions; each session closes cleanly at fixed point).
+ * Returns the exit status of the last session for a connector or `once` (0 clean, 2 peer protocol
+ * failure, 4 transport failure, 1 local failure, with *err for failures before any session), 0
+ * for a listener that was interrupted. */
 int wk_host_sync_run(const wk_host_sync_opts *o, wk_error *err);
 
 #ifdef __cplusplus

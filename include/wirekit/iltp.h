@@ -315,6 +315,45 @@ wk_result wk_iltp_item_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *
                               wk_error *err);
 /* True at an item boundary with no partial item retained. */
 bool wk_iltp_item_decoder_at_boundary(const wk_iltp_item_decoder *d);
+
+/* Streamed Blob records. With streaming on, a top-level Blob record (type B, not an announced
+ * operand) is not collected into an item: wk_iltp_item_decode returns WK_EVENT, with the details
+ * in wk_iltp_item_decoder_event(), once per event:
+ *   WK_ILTP_BLOB_BEGIN  the glyph line, Data-Length and blank line are parsed: hash, length
+ *   WK_ILTP_BLOB_DATA   the next slice of data, borrowed from the caller's input (not copied)
+ *                       until the next call; hashed as it passes
+ *   WK_ILTP_BLOB_END    every data byte was delivered and BLAKE3 of the content equals the glyph
+ *                       hash (otherwise the call fails with ILTP_ERR_RECORD_HASH instead)
+ * The record's header bytes are held (at most the header line caps); the data never is, so a
+ * Blob costs O(1) memory however large. Plex and Seal records, operands and fact blocks stay
+ * whole items. EOF inside a streamed record is ILTP_ERR_TRUNCATED. Off by default. */
+typedef enum wk_iltp_blob_event_kind {
+    WK_ILTP_BLOB_BEGIN = 1,
+    WK_ILTP_BLOB_DATA = 2,
+    WK_ILTP_BLOB_END = 3
+} wk_iltp_blob_event_kind;
+
+typedef struct wk_iltp_blob_event {
+    wk_iltp_blob_event_kind kind;
+    uint8_t hash[32];        /* the glyph hash */
+    uint64_t length;         /* Data-Length */
+    uint64_t offset;         /* BEGIN: decoded-stream offset of the record's first byte;
+                              * DATA: of the slice's first byte; END: after the last data byte */
+    uint64_t done;           /* data bytes delivered so far, this slice included */
+    const uint8_t *data;     /* DATA: the slice (borrowed) */
+    size_t len;
+} wk_iltp_blob_event;
+
+/* Turns streaming of Blob records on or off (takes effect at the next record). */
+void wk_iltp_item_decoder_stream_blobs(wk_iltp_item_decoder *d, bool on);
+/* The event of the last call that returned WK_EVENT (valid until the next call). */
+const wk_iltp_blob_event *wk_iltp_item_decoder_event(const wk_iltp_item_decoder *d);
+/* A bound on the bytes of the current and following items that are collected whole (fact
+ * blocks, prefaces, Plex and Seal records, operands; not streamed Blob data): an item that
+ * cannot fit is refused with ILTP_ERR_BUDGET at the byte where the bound runs out, as its bytes
+ * arrive (a record whose Data-Length says it cannot fit, at that line). UINT64_MAX: none (the
+ * default). The caller sets it before each call (a session: its remaining phase budget). */
+void wk_iltp_item_decoder_limit(wk_iltp_item_decoder *d, uint64_t limit);
 /* Finalization at EOF: WK_OK at an item boundary, else ILTP_ERR_TRUNCATED saying whether the
  * input ended inside a preface, a fact block or a record. */
 wk_code wk_iltp_item_decoder_finish(wk_iltp_item_decoder *d, wk_error *err);
@@ -407,6 +446,14 @@ wk_iltp_reader_phase wk_iltp_reader_phase_get(const wk_iltp_reader *r);
 wk_iltp_encoding wk_iltp_reader_encoding(const wk_iltp_reader *r);
 /* Carrier bytes consumed so far. */
 uint64_t wk_iltp_reader_consumed(const wk_iltp_reader *r);
+/* Streamed Blob records (see wk_iltp_item_decoder_stream_blobs): wk_iltp_reader_next returns
+ * WK_EVENT with wk_iltp_reader_event() filled; DATA slices borrow from in (identity) or the
+ * reader's decoded buffer (compressed) until the next call. The setting survives
+ * re-prefacing. */
+void wk_iltp_reader_stream_blobs(wk_iltp_reader *r, bool on);
+const wk_iltp_blob_event *wk_iltp_reader_event(const wk_iltp_reader *r);
+/* The bound of wk_iltp_item_decoder_limit for the reader's items. */
+void wk_iltp_reader_limit(wk_iltp_reader *r, uint64_t limit);
 
 typedef struct wk_iltp_writer wk_iltp_writer;
 
@@ -425,6 +472,11 @@ wk_code wk_iltp_writer_select(wk_iltp_writer *w, wk_iltp_encoding enc, wk_error 
 /* Writes one accepted batch of complete items, ending with the encoding's flush. WK_DONE when
  * the batch is consumed and flushed into out, WK_NEED_OUTPUT otherwise (call again). */
 wk_result wk_iltp_writer_write(wk_iltp_writer *w, wk_in *batch, wk_out *out, wk_error *err);
+/* Writes part of a batch without ending it: consumes in as out allows (WK_NEED_INPUT once in is
+ * consumed, WK_NEED_OUTPUT when out is full). The batch ends (with its flush) at the next
+ * wk_iltp_writer_write, which may have an empty in. Lets an item be written in pieces (a Blob
+ * record streamed from a file) without holding it whole. */
+wk_result wk_iltp_writer_write_part(wk_iltp_writer *w, wk_in *in, wk_out *out, wk_error *err);
 /* Writes the end mark (nothing for identity): bounded completion. WK_DONE / WK_NEED_OUTPUT. */
 wk_result wk_iltp_writer_end(wk_iltp_writer *w, wk_out *out, wk_error *err);
 
@@ -495,31 +547,76 @@ const char *wk_iltp_scheme_name(wk_iltp_scheme scheme);
 /* ---------------------------------------------------------------------------------------------
  * Sessions (Lace-060 grammar, as far as the seed defines it), sans-I/O: the host feeds carrier
  * bytes to wk_iltp_session_recv, drains wk_iltp_session_send into the carrier, passes the time in
- * milliseconds and reports EOF. The application is content-addressed Blob sync: each endpoint
- * advertises its store, requests what it lacks, answers the peer's requests; after a session both
- * hold the union.
+ * milliseconds (wk_iltp_session_tick) and reports the end of input (wk_iltp_session_finish). The
+ * application is content-addressed Blob sync: each endpoint advertises its store, requests what it
+ * lacks, answers the peer's requests; after a session both hold the union.
  *   prefacing      both prefaces (sent without waiting); equal nonces are ILTP_ERR_SAME_NONCE
  *   establishment  side0 proof, side1 proof, side0 operand Blob, side1 operand Blob (proof
  *                  assurance Disabled: the zero-row block is sent, a structurally valid Seal or
  *                  the zero-row block is accepted, no authority is derived)
  *   rounds         advertisement block, request block, one Blob per peer request, RoundComplete();
  *                  a round with any request is followed by another; two empty request sets reach
- *                  fixed point; a local store change at fixed point opens a new round
+ *                  fixed point; a local store advance at fixed point opens a new round
  *   re-prefacing   a fresh preface at an item boundary replaces the logical session
  * Wrong-family, duplicate, unrequested or out-of-order input fails at once
  * (ILTP_ERR_SESSION_ORDER). Boundary EOF is clean only at fixed point.
+ *
+ * The store. The session reads an in-memory index of the store through wk_iltp_store_ops (no
+ * I/O, no allocation by the callee) and never touches Blob data itself: data moves through
+ * events (WK_EVENT from recv and send, details in wk_iltp_session_event_get), so the host does
+ * every file operation, when and where it likes (on worker threads):
+ *   recv -> BLOB_BEGIN  a requested Blob's record begins (hash, length): open a store writer
+ *        -> BLOB_DATA   its next data slice (data, len; borrowed until the next session call)
+ *        -> BLOB_END    its last byte arrived and its hash matched: commit it (fsync, rename),
+ *                       then report with wk_iltp_session_blob_stored; the session's fence waits
+ *                       for every requested Blob to be stored
+ *   send -> BLOB_READ   the session writes a response and needs the Blob's data from `offset`
+ *                       (length = the whole data length): hand the next bytes to a later send
+ *                       call as its `in` (any amount up to what remains); the host verifies the
+ *                       data against the hash before it hands over the last piece
+ * A round's advertisement is written incrementally from the index (store.next), a snapshot at
+ * the round's start: a hash added later (sequence number above the snapshot's) is neither
+ * advertised nor answered.
+ *
+ * Bounded work. Queued output is a handful of operations whatever the store or the peer sends
+ * (advertisement and responses are produced lazily as output drains); recv stops consuming and
+ * returns WK_NEED_OUTPUT while more than WK_ILTP_SESSION_OUTPUT_BOUND operations wait, so a peer
+ * that does not read cannot make the session queue work (a storm of empty rounds stalls until it
+ * reads). Honest peers never reach the bound, so two sessions with full output both ways keep
+ * reading (no deadlock). Received-control bytes (everything but response Blob data) are charged
+ * to the phase budget as they arrive: an item that cannot fit fails with ILTP_ERR_BUDGET at the
+ * byte where the budget runs out. Memory comes from params.allocator only.
  * ------------------------------------------------------------------------------------------- */
 typedef struct wk_iltp_store_ops {
     void *ctx;
-    /* True if the store holds the Blob. */
-    bool (*has)(void *ctx, const uint8_t hash[32]);
-    /* Every hash the store holds, sorted by bytes; *hashes is malloc'd and freed by the session. */
-    wk_code (*list)(void *ctx, uint8_t (**hashes)[32], size_t *count, wk_error *err);
-    /* A Blob's data, malloc'd and freed by the session. */
-    wk_code (*get)(void *ctx, const uint8_t hash[32], uint8_t **data, size_t *len, wk_error *err);
-    /* Stores a received Blob whose hash the decoder has verified. */
-    wk_code (*put)(void *ctx, const uint8_t hash[32], const uint8_t *data, size_t len, wk_error *err);
+    /* True if the store holds the Blob; *len (may be NULL) gets its data length and *seq (may be
+     * NULL) the sequence number it was added under (1, 2, ...). */
+    bool (*has)(void *ctx, const uint8_t hash[32], uint64_t *len, uint64_t *seq);
+    /* The first stored hash greater than `after` in byte order (after NULL: the first hash) whose
+     * sequence number is at most max_seq: true with out filled, false when there is none. */
+    bool (*next)(void *ctx, const uint8_t *after, uint64_t max_seq, uint8_t out[32]);
+    /* The highest sequence number given so far (0: an empty store). */
+    uint64_t (*seq)(void *ctx);
 } wk_iltp_store_ops;
+
+/* Operations queued for output above which recv stops consuming. */
+#define WK_ILTP_SESSION_OUTPUT_BOUND 8
+
+typedef enum wk_iltp_session_event_kind {
+    WK_ILTP_SESSION_BLOB_BEGIN = 1, /* recv: hash, length */
+    WK_ILTP_SESSION_BLOB_DATA = 2,  /* recv: data, len at offset (data bytes before it) */
+    WK_ILTP_SESSION_BLOB_END = 3,   /* recv: hash verified; commit, then wk_iltp_session_blob_stored */
+    WK_ILTP_SESSION_BLOB_READ = 4   /* send: hash, length, offset: the data wanted next */
+} wk_iltp_session_event_kind;
+
+typedef struct wk_iltp_session_event {
+    wk_iltp_session_event_kind kind;
+    uint8_t hash[32];
+    uint64_t length;                /* the Blob's data length */
+    uint64_t offset;                /* DATA: of data; READ: the first byte wanted */
+    const uint8_t *data;            /* DATA (borrowed until the next session call) */
+    size_t len;
+} wk_iltp_session_event;
 
 typedef enum wk_iltp_side { WK_ILTP_SIDE0 = 0, WK_ILTP_SIDE1 = 1 } wk_iltp_side;
 
@@ -547,7 +644,7 @@ typedef struct wk_iltp_session_params {
     const char *decode;             /* 0.13 offers (NULL: absent) */
     const char *encode;
     uint8_t seed[32];               /* carrier nonce seed (nonzero) */
-    wk_iltp_store_ops store;
+    wk_iltp_store_ops store;        /* the store's index (all three operations required) */
     const uint8_t *operand;         /* this side's operand Blob data (copied); NULL: a default */
     size_t operand_len;
     uint64_t budget_prefacing;      /* received-control bytes per phase; 0: 64 KiB */
@@ -574,42 +671,74 @@ typedef struct wk_iltp_session_stats {
     uint64_t items_in, items_out;
     uint64_t raw_in, raw_out;       /* decoded ILTP bytes */
     uint64_t wire_in, wire_out;     /* carrier bytes */
-    uint64_t blobs_in, blobs_out;
+    uint64_t blobs_in, blobs_out;   /* Blobs stored from the peer / sent to it */
+    uint64_t data_in, data_out;     /* Blob data bytes received / sent */
     uint64_t rounds;
     uint64_t sessions;              /* logical sessions started (re-prefacing adds one) */
+    /* what the current round still has to move (for progress lines) */
+    uint64_t pending_in;            /* Blobs we requested and have not stored */
+    uint64_t pending_out;           /* responses not yet completely written */
+    uint64_t pending_out_bytes;     /* their data bytes still to write */
     bool proof_verified;            /* the current session's peer proof matched our enabled
                                      * assurance exactly (never under Disabled) */
 } wk_iltp_session_stats;
 
 typedef struct wk_iltp_session wk_iltp_session;
 
-/* Creates a session; the local preface is queued at once. Returns NULL with *err. */
+/* Creates a session; the local preface is queued at once. Memory comes from p->allocator (the
+ * session's own, its codecs' and its queues'). Returns NULL with *err. */
 wk_iltp_session *wk_iltp_session_create(const wk_iltp_session_params *p, uint64_t now_ms, wk_error *err);
 void wk_iltp_session_free(wk_iltp_session *s);
-/* Carrier bytes received: consumes all of in (items are handled as they complete) unless it fails.
- * WK_NEED_INPUT, or WK_ERROR with the typed failure (the session is then FAILED). */
-wk_result wk_iltp_session_recv(wk_iltp_session *s, wk_in *in, uint64_t now_ms, wk_error *err);
-/* Bytes to send: WK_NEED_OUTPUT when out filled and more is pending, WK_DONE when nothing is
- * pending now, WK_ERROR on failure. */
-wk_result wk_iltp_session_send(wk_iltp_session *s, wk_out *out, wk_error *err);
-/* True when send has bytes to give. */
+/* Carrier bytes received (out: NULL). Consumes in as far as it can:
+ *   WK_NEED_INPUT   in is consumed
+ *   WK_EVENT        a received Blob event (BEGIN, DATA, END) is ready in wk_iltp_session_event_get;
+ *                   call again for the rest of in
+ *   WK_NEED_OUTPUT  more than WK_ILTP_SESSION_OUTPUT_BOUND operations wait for output: drain send
+ *                   and call again (in is kept where it stopped)
+ *   WK_ERROR        the typed failure (the session is then FAILED; it stays failed and reports the
+ *                   same error again) */
+wk_result wk_iltp_session_recv(wk_iltp_session *s, wk_in *in, wk_out *out, wk_error *err);
+/* Bytes to send into out. in: the Blob data asked for by the last BLOB_READ event (NULL or empty
+ * otherwise; consumed as the response is written; at most what remains of that Blob is taken).
+ *   WK_NEED_OUTPUT  out is full and more is pending
+ *   WK_DONE         nothing is pending now
+ *   WK_EVENT        BLOB_READ: the session needs Blob data to go on (asked again while in is empty)
+ *   WK_ERROR        failure */
+wk_result wk_iltp_session_send(wk_iltp_session *s, wk_in *in, wk_out *out, wk_error *err);
+/* The event of the last recv or send that returned WK_EVENT (valid until the next call). */
+const wk_iltp_session_event *wk_iltp_session_event_get(const wk_iltp_session *s);
+/* The host stored the received Blob `hash` (failure NULL) or could not (failure: why; the session
+ * fails with ILTP_ERR_STORE). A confirmation for a Blob of a replaced logical session is
+ * ignored. May queue output (the fence). WK_OK, or the session's failure. */
+wk_code wk_iltp_session_blob_stored(wk_iltp_session *s, const uint8_t hash[32], const wk_error *failure,
+                                    wk_error *err);
+/* True when send has bytes to give (or would ask for Blob data). */
 bool wk_iltp_session_wants_send(const wk_iltp_session *s);
 /* The peer's direction ended (rest: unread bytes, may be NULL). WK_OK when clean (boundary EOF at
  * fixed point, the session becomes CLOSED); ILTP_ERR_PREMATURE_EOF or ILTP_ERR_TRUNCATED. */
-wk_code wk_iltp_session_eof(wk_iltp_session *s, const wk_in *rest, wk_error *err);
-/* Checks the phase deadline. */
+wk_code wk_iltp_session_finish(wk_iltp_session *s, const wk_in *rest, wk_error *err);
+/* The time now; checks the phase deadline. */
 wk_code wk_iltp_session_tick(wk_iltp_session *s, uint64_t now_ms, wk_error *err);
-/* The local store changed: at fixed point a new round starts (our advertisement is queued). */
+/* The local store advanced: at fixed point a new round starts (our advertisement is queued);
+ * during a round the next fixed point checks the store's sequence number again. */
 void wk_iltp_session_store_changed(wk_iltp_session *s, uint64_t now_ms);
+/* From now on no local store advance opens a round (the peer's rounds still run): the session
+ * heads for a fixed point it can close at (an interrupted host). */
+void wk_iltp_session_quiesce(wk_iltp_session *s);
 /* Bounded completion at fixed point: queue the end mark (nothing for identity). */
 wk_code wk_iltp_session_close(wk_iltp_session *s, wk_error *err);
-/* Replaces the logical session from this side: a fresh preface follows the accepted output. */
+/* Replaces the logical session from this side: a fresh preface follows the accepted output. A
+ * Blob being received is dropped (the host aborts its writer). */
 wk_code wk_iltp_session_repreface(wk_iltp_session *s, uint64_t now_ms, wk_error *err);
 wk_iltp_session_state wk_iltp_session_state_get(const wk_iltp_session *s);
 const char *wk_iltp_session_state_name(wk_iltp_session_state st);
 void wk_iltp_session_stats_get(const wk_iltp_session *s, wk_iltp_session_stats *out);
 /* True once the local end mark (or, for identity, the close) has been fully written. */
 bool wk_iltp_session_closed_locally(const wk_iltp_session *s);
+/* True once wk_iltp_session_close was called (our end mark is queued or written). */
+bool wk_iltp_session_closing(const wk_iltp_session *s);
+/* Bytes of output the session holds queued (control items not yet written). */
+size_t wk_iltp_session_queued(const wk_iltp_session *s);
 
 /* ---------------------------------------------------------------------------------------------
  * Peer proofs and channel binding (Lace-060 "Connected establishment is role ordered"): the proof

@@ -176,6 +176,11 @@ static const code_info table[] = {
     {WK_ERR_HOST_READ, "WK_ERR_HOST_READ", WK_CAT_TRANSPORT, false, "reading from the carrier failed"},
     {WK_ERR_HOST_WRITE, "WK_ERR_HOST_WRITE", WK_CAT_TRANSPORT, false, "writing to the carrier failed"},
     {WK_ERR_HOST_CARRIER, "WK_ERR_HOST_CARRIER", INTEG, false, "the carrier cannot be set up locally"},
+    {WK_ERR_HOST_SESSIONS_LIMIT, "WK_ERR_HOST_SESSIONS_LIMIT", WK_CAT_TRANSPORT, false, "too many sessions: connection refused"},
+    {WK_ERR_HOST_MEMORY_LIMIT, "WK_ERR_HOST_MEMORY_LIMIT", INTEG, false, "the sessions' memory budget is spent"},
+    {WK_ERR_HOST_IDLE_TIMEOUT, "WK_ERR_HOST_IDLE_TIMEOUT", WK_CAT_TRANSPORT, false, "silent at fixed point for the idle timeout"},
+    {WK_ERR_HOST_CLOSE_TIMEOUT, "WK_ERR_HOST_CLOSE_TIMEOUT", WK_CAT_TRANSPORT, false, "the peer did not end its direction after ours"},
+    {WK_ERR_HOST_INTERRUPTED, "WK_ERR_HOST_INTERRUPTED", WK_CAT_USAGE, false, "interrupted before fixed point"},
 #define T WK_CAT_TRANSPORT
     {WK_ERR_HOST_QUIB_PROFILE, "WK_ERR_HOST_QUIB_PROFILE", T, false, "QUIB profile: ALPN QUIB/1 missing or different"},
     {WK_ERR_HOST_QUIB_TLS, "WK_ERR_HOST_QUIB_TLS", T, false, "the QUIC TLS handshake failed"},

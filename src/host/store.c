@@ -1,11 +1,21 @@
 /* wirekit host: the content-addressed Blob store (include/wirekit/host.h, "Blob store").
  *
  * DIR/blobs/<B64A hash> holds a Blob's data bytes. Every write goes to a fresh temporary
- * DIR/blobs/.tmp-<12 B64A characters> created with O_EXCL (mode 0444 minus umask), which is
- * written, fsynced, renamed over the final name and followed by an fsync of DIR/blobs. A '.' is
- * outside the B64A alphabet, so a temporary can never be taken for a Blob. Every name is resolved
- * relative to one directory descriptor held for the store's lifetime, so a path is only parsed
- * at open.
+ * DIR/blobs/.tmp-<pid>-<start>-<12 B64A characters> created with O_EXCL (mode 0444 minus umask),
+ * which is written, fsynced, renamed over the final name and followed by an fsync of DIR/blobs.
+ * A '.' is outside the B64A alphabet, so a temporary can never be taken for a Blob. Every name is
+ * resolved relative to one directory descriptor held for the store's lifetime, so a path is only
+ * parsed at open.
+ *
+ * The temporary's name carries its owner: the writing process's id and its start time (field 22
+ * of /proc/PID/stat, clock ticks since boot), so that opening a store can tell a crashed
+ * writer's leftover (no process with that id and start time) from a live writer's file, however
+ * recent; a reused process id has another start time. Temporaries without an owner in their name
+ * (older versions) fall back to the idle-time rule.
+ *
+ * Directory fsyncs are shared: a commit that renamed its temporary waits until an fsync of
+ * DIR/blobs that began after its rename has completed; concurrent commits (several threads on one
+ * wk_store) are covered by one fsync instead of one each.
  */
 #include <wirekit/host.h>
 #include <wirekit/iltp.h>
@@ -13,6 +23,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +35,7 @@
 #define TMP_PREFIX ".tmp-"
 #define TMP_PREFIX_LEN 5
 #define TMP_RANDOM_BYTES 9 /* 12 B64A characters */
-#define TMP_NAME_LEN (TMP_PREFIX_LEN + 12)
+#define TMP_NAME_MAX 64 /* ".tmp-" pid "-" start "-" 12 characters */
 #define TMP_ATTEMPTS 64
 #define IO_CHUNK 65536
 #define NAME_LEN WK_STORE_HASH_TEXT_LEN
@@ -32,6 +44,12 @@ struct wk_store {
     int dirfd;   /* DIR/blobs, O_DIRECTORY */
     bool verify; /* verify hashes on get */
     char *path;  /* DIR/blobs, for messages */
+    /* the shared directory fsync */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t renamed;  /* renames done (a ticket per commit) */
+    uint64_t synced;   /* every rename up to this ticket is covered by a completed fsync */
+    bool syncing;
 };
 
 struct wk_store_writer {
@@ -40,7 +58,7 @@ struct wk_store_writer {
     bool failed;     /* the temporary is gone; only commit (refused) and abort remain */
     uint64_t len;    /* declared data length */
     uint64_t written;
-    char tmp[TMP_NAME_LEN + 1];
+    char tmp[TMP_NAME_MAX + 1];
     wk_blake3_hasher hasher; /* over "Data-Length: N\n\n" and the data so far */
 };
 
@@ -142,10 +160,57 @@ static void fsync_parent(const char *path)
     free(parent);
 }
 
+/* Field 22 of /proc/PID/stat (start time in clock ticks since boot); 0 if unreadable. */
+static unsigned long long proc_start(long pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    char *p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+    if (!p) return 0;
+    /* fields after the name start at field 3 (state); the start time is field 22 */
+    int field = 2;
+    for (p++; *p && field < 22; p++)
+        if (*p == ' ') field++;
+    return field == 22 ? strtoull(p, NULL, 10) : 0;
+}
+
+static unsigned long long self_start(void)
+{
+    static unsigned long long v; /* benign race: every thread computes the same value */
+    if (!v) v = proc_start((long)getpid());
+    return v;
+}
+
+/* Whether a temporary's name says its owner is alive: 1 alive, 0 dead, -1 no owner in the name. */
+static int tmp_owner_alive(const char *name)
+{
+    const char *p = name + TMP_PREFIX_LEN;
+    char *end;
+    errno = 0;
+    long pid = strtol(p, &end, 10);
+    if (end == p || *end != '-' || pid <= 0 || errno) return -1;
+    p = end + 1;
+    unsigned long long start = strtoull(p, &end, 10);
+    if (end == p || *end != '-' || strlen(end + 1) != 12) return -1;
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) return 0;
+    unsigned long long now_start = proc_start(pid);
+    if (now_start == 0) {
+        /* no /proc: the process exists (kill said so) */
+        return access("/proc/self/stat", R_OK) == 0 ? 0 : 1;
+    }
+    return now_start == start ? 1 : 0;
+}
+
 /* Creates a fresh temporary; its name goes to name. salt tells concurrent callers apart within
- * the process (the caller's own live object), the pid across processes; O_EXCL settles any
- * collision. Returns the descriptor, or -1 with *err. */
-static int tmp_create(wk_store *s, const void *salt, char name[TMP_NAME_LEN + 1], wk_error *err)
+ * the process (the caller's own live object), the pid and start time across processes; O_EXCL
+ * settles any collision. Returns the descriptor, or -1 with *err. */
+static int tmp_create(wk_store *s, const void *salt, char name[TMP_NAME_MAX + 1], wk_error *err)
 {
     for (unsigned attempt = 0; attempt < TMP_ATTEMPTS; attempt++) {
         struct {
@@ -165,9 +230,9 @@ static int tmp_create(wk_store *s, const void *salt, char name[TMP_NAME_LEN + 1]
         seed.attempt = attempt;
         uint8_t r[32];
         wk_blake3(&seed, sizeof seed, r);
-        memcpy(name, TMP_PREFIX, TMP_PREFIX_LEN);
-        wk_b64a_encode(r, TMP_RANDOM_BYTES, name + TMP_PREFIX_LEN);
-        name[TMP_NAME_LEN] = 0;
+        int n = snprintf(name, TMP_NAME_MAX + 1, TMP_PREFIX "%ld-%llu-", seed.pid, self_start());
+        wk_b64a_encode(r, TMP_RANDOM_BYTES, name + n);
+        name[n + 12] = 0;
         int fd = openat(s->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
         if (fd >= 0) return fd;
         if (errno != EEXIST && errno != EINTR) {
@@ -178,6 +243,36 @@ static int tmp_create(wk_store *s, const void *salt, char name[TMP_NAME_LEN + 1]
     wk_error_set(err, WK_ERR_HOST_IO, WK_NO_OFFSET, "cannot create a temporary in %s: names taken",
                  s->path);
     return -1;
+}
+
+/* fsync of DIR/blobs covering every rename done before the call, shared among threads. */
+static int dir_sync(wk_store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    uint64_t ticket = ++s->renamed;
+    int rc = 0;
+    while (s->synced < ticket) {
+        if (s->syncing) {
+            pthread_cond_wait(&s->cv, &s->mu);
+            continue;
+        }
+        s->syncing = true;
+        uint64_t covers = s->renamed;
+        pthread_mutex_unlock(&s->mu);
+        int r = fsync_dir(s->dirfd);
+        int e = errno;
+        pthread_mutex_lock(&s->mu);
+        s->syncing = false;
+        if (r == 0) s->synced = covers;
+        pthread_cond_broadcast(&s->cv);
+        if (r != 0) {
+            rc = -1;
+            errno = e;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return rc;
 }
 
 /* Makes the written temporary the Blob `final`: fsync, close, rename, fsync the directory. Closes
@@ -201,7 +296,7 @@ static wk_code tmp_finish(wk_store *s, int fd, const char *tmp, const char *fina
         return io_error(err, e, "cannot rename to", final);
     }
     /* The Blob is complete under its name; only its durability is in doubt if this fails. */
-    if (fsync_dir(s->dirfd) != 0) return io_error(err, errno, "cannot fsync", s->path);
+    if (dir_sync(s) != 0) return io_error(err, errno, "cannot fsync", s->path);
     return WK_OK;
 }
 
@@ -230,7 +325,16 @@ static bool stored_equals(wk_store *s, const char *name, const uint8_t *data, si
 /* ------------------------------------------------------------------------------------------- */
 /* Open, close, gc */
 
+/* Removes temporaries: with dead_owners, those whose owner (named in them) is gone, and those
+ * without an owner idle for max_age_seconds; otherwise those idle for max_age_seconds (0: all). */
+static wk_code gc(wk_store *s, uint64_t max_age_seconds, bool dead_owners, size_t *removed, wk_error *err);
+
 wk_code wk_store_gc(wk_store *s, uint64_t max_age_seconds, size_t *removed, wk_error *err)
+{
+    return gc(s, max_age_seconds, false, removed, err);
+}
+
+static wk_code gc(wk_store *s, uint64_t max_age_seconds, bool dead_owners, size_t *removed, wk_error *err)
 {
     if (removed) *removed = 0;
     if (!s) return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "no store");
@@ -250,7 +354,10 @@ wk_code wk_store_gc(wk_store *s, uint64_t max_age_seconds, size_t *removed, wk_e
         if (strncmp(de->d_name, TMP_PREFIX, TMP_PREFIX_LEN) != 0) continue;
         struct stat st;
         if (fstatat(s->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue; /* gone */
-        if (max_age_seconds > 0 && (st.st_mtime > now || (uint64_t)(now - st.st_mtime) < max_age_seconds))
+        int alive = dead_owners ? tmp_owner_alive(de->d_name) : -1;
+        if (alive == 1) continue;
+        if (alive == -1 && max_age_seconds > 0 &&
+            (st.st_mtime > now || (uint64_t)(now - st.st_mtime) < max_age_seconds))
             continue;
         if (unlinkat(s->dirfd, de->d_name, 0) == 0) {
             if (removed) (*removed)++;
@@ -283,6 +390,10 @@ wk_store *wk_store_open(const char *dir, bool create, wk_error *err)
     s->path = path;
     s->verify = true;
     s->dirfd = -1;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    s->renamed = s->synced = 0;
+    s->syncing = false;
     if (create) {
         if (mkdir(dir, 0777) == 0) fsync_parent(dir);
         else if (errno != EEXIST) { io_error(err, errno, "cannot create", dir); goto fail; }
@@ -291,10 +402,12 @@ wk_store *wk_store_open(const char *dir, bool create, wk_error *err)
     }
     s->dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (s->dirfd < 0) { io_error(err, errno, "cannot open store", path); goto fail; }
-    /* Best effort: a read-only store still opens. */
-    (void)wk_store_gc(s, WK_STORE_STALE_SECONDS, NULL, NULL);
+    /* Best effort: a read-only store still opens. A crashed writer's temporaries go now. */
+    (void)gc(s, WK_STORE_STALE_SECONDS, true, NULL, NULL);
     return s;
 fail:
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
     free(path);
     free(s);
     return NULL;
@@ -304,6 +417,8 @@ void wk_store_close(wk_store *s)
 {
     if (!s) return;
     if (s->dirfd >= 0) close(s->dirfd);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
     free(s->path);
     free(s);
 }
@@ -342,7 +457,7 @@ wk_code wk_store_put(wk_store *s, const uint8_t *data, size_t len, const uint8_t
         if (existed) *existed = true;
         return WK_OK;
     }
-    char tmp[TMP_NAME_LEN + 1];
+    char tmp[TMP_NAME_MAX + 1];
     int fd = tmp_create(s, hash /* on this thread's stack: unique among live calls */, tmp, err);
     if (fd < 0) return WK_ERR_HOST_IO;
     int e = 0;
@@ -519,6 +634,104 @@ wk_code wk_store_get(wk_store *s, const uint8_t hash[32], uint8_t **data, size_t
     *data = buf;
     *len = size;
     return WK_OK;
+}
+
+/* ------------------------------------------------------------------------------------------- */
+/* Streaming reader */
+
+struct wk_store_reader {
+    wk_store *s;
+    int fd;
+    uint64_t len, done;
+    uint8_t hash[32];
+    char name[NAME_LEN + 1];
+    wk_blake3_hasher hasher;
+};
+
+wk_code wk_store_stat(wk_store *s, const uint8_t hash[32], uint64_t *len, wk_error *err)
+{
+    char name[NAME_LEN + 1];
+    hash_name(hash, name);
+    struct stat st;
+    if (fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT) return wk_error_set(err, WK_ERR_HOST_NOT_FOUND, WK_NO_OFFSET, "no Blob %s", name);
+        return io_error(err, errno, "cannot stat", name);
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size < 0 || (uint64_t)st.st_size > WK_ILTP_BLOB_DATA_CAP)
+        return wk_error_set(err, WK_ERR_HOST_STORE_CORRUPT, WK_NO_OFFSET, "%s is %s", name,
+                            S_ISREG(st.st_mode) ? "over 32 MiB" : "not a regular file");
+    if (len) *len = (uint64_t)st.st_size;
+    return WK_OK;
+}
+
+wk_store_reader *wk_store_reader_open(wk_store *s, const uint8_t hash[32], uint64_t *len, wk_error *err)
+{
+    wk_store_reader *r = malloc(sizeof *r);
+    if (!r) {
+        wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "store reader");
+        return NULL;
+    }
+    r->s = s;
+    memcpy(r->hash, hash, 32);
+    hash_name(hash, r->name);
+    r->fd = openat(s->dirfd, r->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (r->fd < 0) {
+        if (errno == ENOENT) wk_error_set(err, WK_ERR_HOST_NOT_FOUND, WK_NO_OFFSET, "no Blob %s", r->name);
+        else if (errno == ELOOP) wk_error_set(err, WK_ERR_HOST_STORE_CORRUPT, WK_NO_OFFSET, "%s is a symbolic link", r->name);
+        else io_error(err, errno, "cannot open", r->name);
+        free(r);
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0 ||
+        (uint64_t)st.st_size > WK_ILTP_BLOB_DATA_CAP) {
+        int e = errno;
+        bool bad = fstat(r->fd, &st) == 0;
+        if (bad) wk_error_set(err, WK_ERR_HOST_STORE_CORRUPT, WK_NO_OFFSET, "%s is not a regular file of at most 32 MiB", r->name);
+        else io_error(err, e, "cannot stat", r->name);
+        close(r->fd);
+        free(r);
+        return NULL;
+    }
+    r->len = (uint64_t)st.st_size;
+    r->done = 0;
+    blob_hash_begin(&r->hasher, r->len);
+    if (len) *len = r->len;
+    return r;
+}
+
+wk_code wk_store_reader_read(wk_store_reader *r, uint8_t *buf, size_t cap, size_t *got, wk_error *err)
+{
+    *got = 0;
+    uint64_t left = r->len - r->done;
+    size_t want = left < cap ? (size_t)left : cap;
+    int e = 0;
+    ssize_t n = read_full(r->fd, buf, want, &e);
+    if (n < 0) return io_error(err, e, "cannot read", r->name);
+    if ((size_t)n != want)
+        return wk_error_set(err, WK_ERR_HOST_STORE_CORRUPT, WK_NO_OFFSET, "%s changed size while read", r->name);
+    wk_blake3_update(&r->hasher, buf, want);
+    if (r->done + want == r->len) {
+        uint8_t extra;
+        if (read_full(r->fd, &extra, 1, &e) != 0)
+            return wk_error_set(err, WK_ERR_HOST_STORE_CORRUPT, WK_NO_OFFSET, "%s changed size while read", r->name);
+        if (r->s->verify) {
+            uint8_t h[32];
+            wk_blake3_finalize(&r->hasher, h, 32);
+            if (memcmp(h, r->hash, 32) != 0)
+                return wk_error_set(err, WK_ERR_HOST_STORE_CORRUPT, WK_NO_OFFSET, "%s fails its hash", r->name);
+        }
+    }
+    r->done += want;
+    *got = want;
+    return WK_OK;
+}
+
+void wk_store_reader_close(wk_store_reader *r)
+{
+    if (!r) return;
+    close(r->fd);
+    free(r);
 }
 
 static int hash_cmp(const void *a, const void *b) { return memcmp(a, b, 32); }

@@ -61,6 +61,7 @@ static void on_connect(uv_connect_t *r, int status)
         wk_uvstream_setup_failed(s, &e);
         return;
     }
+    uv_tcp_nodelay(&s->h.tcp, 1); /* batches are written whole; small ones must not wait */
     wk_uvstream_peer_name(s);
     wk_uvstream_connected(s);
 }

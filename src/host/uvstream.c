@@ -379,7 +379,10 @@ static void on_connection(uv_stream_t *server, int status)
         wk_carrier_close(&s->c);
         return;
     }
-    if (ls->is_tcp) wk_uvstream_peer_name(s);
+    if (ls->is_tcp) {
+        uv_tcp_nodelay(&s->h.tcp, 1); /* batches are written whole; small ones must not wait */
+        wk_uvstream_peer_name(s);
+    }
     ls->l.accepted(&ls->l, &s->c);
 }
 

@@ -62,6 +62,9 @@ wk_iltp_reader_phase wk_iltp_reader_phase_get(const wk_iltp_reader *r) { return 
 wk_iltp_encoding wk_iltp_reader_encoding(const wk_iltp_reader *r) { return r->enc; }
 uint64_t wk_iltp_reader_consumed(const wk_iltp_reader *r) { return r->consumed; }
 void wk_iltp_reader_expect_operand(wk_iltp_reader *r) { wk_iltp_item_decoder_expect_operand(r->items); }
+void wk_iltp_reader_stream_blobs(wk_iltp_reader *r, bool on) { wk_iltp_item_decoder_stream_blobs(r->items, on); }
+const wk_iltp_blob_event *wk_iltp_reader_event(const wk_iltp_reader *r) { return wk_iltp_item_decoder_event(r->items); }
+void wk_iltp_reader_limit(wk_iltp_reader *r, uint64_t limit) { wk_iltp_item_decoder_limit(r->items, limit); }
 
 static wk_result rfail(wk_iltp_reader *r, wk_error *err, const wk_error *e)
 {
@@ -150,6 +153,7 @@ static wk_result compressed_items(wk_iltp_reader *r, wk_in *in, wk_iltp_item *it
                                   "a preface decoded out of a compressed stream (decoded offset)");
             return WK_DONE;
         }
+        if (res == WK_EVENT) return WK_EVENT; /* a streamed Blob: slices borrow dbuf */
         /* the item decoder wants more decoded bytes */
         r->dpos = r->dlen = 0;
         wk_out out = {r->dbuf, DBUF, 0};
@@ -333,6 +337,14 @@ wk_result wk_iltp_writer_write(wk_iltp_writer *w, wk_in *batch, wk_out *out, wk_
 {
     if (w->phase != W_SESSION) return wfail(w, err, WK_ERR_STATE, "no session to write items in");
     wk_result r = wk_iltp_encode(w->stream, out, batch, WK_ILTP_FLUSH, err);
+    if (r == WK_ERROR) w->phase = W_FAILED;
+    return r;
+}
+
+wk_result wk_iltp_writer_write_part(wk_iltp_writer *w, wk_in *in, wk_out *out, wk_error *err)
+{
+    if (w->phase != W_SESSION) return wfail(w, err, WK_ERR_STATE, "no session to write items in");
+    wk_result r = wk_iltp_encode(w->stream, out, in, WK_ILTP_CONTINUE, err);
     if (r == WK_ERROR) w->phase = W_FAILED;
     return r;
 }

@@ -1,7 +1,9 @@
 /* Lace-060 item decoder: prefaces, fact blocks and H3 records, one framing input at a time.
- * The current item collects in one buffer that grows with it and never past the item cap; the
- * cap and the per-item accounting reset after every item, even inside one pushed chunk. Every
- * rule rejects as soon as the bytes seen cannot become a valid item. */
+ * The current item collects in one buffer that grows with it and never past the item cap (or
+ * the caller's limit); the cap and the per-item accounting reset after every item, even inside
+ * one pushed chunk. Every rule rejects as soon as the bytes seen cannot become a valid item.
+ * With streaming on, a top-level Blob record's data is never collected: it is handed out as
+ * slices of the caller's input (events BEGIN, DATA..., END) and hashed as it passes. */
 #include "iltp_internal.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +12,7 @@
 static const uint8_t knot_lead[5] = {0xF0, 0x9F, 0xAA, 0xA2, ':'};
 static const uint8_t glyph_lead[5] = {0xF0, 0x9F, 0x96, 0xA7, ':'};
 
-enum istate { I_BOUNDARY, I_LEAD, I_PREFACE, I_FACTS, I_RECORD, I_DATA, I_FAILED };
+enum istate { I_BOUNDARY, I_LEAD, I_PREFACE, I_FACTS, I_RECORD, I_DATA, I_STREAM, I_FAILED };
 enum rstage { RS_GLYPH, RS_BY, RS_MARK, RS_FIELDS, RS_DLEN, RS_BLANK };
 
 struct wk_iltp_item_decoder {
@@ -43,6 +45,11 @@ struct wk_iltp_item_decoder {
     size_t data_off;
     uint64_t data_len, data_left;
     wk_blake3_hasher h;
+    /* streamed Blob records */
+    bool stream_blobs;
+    wk_iltp_blob_event ev;
+    uint64_t hash_err_off;  /* stream offset of the glyph hash of the streamed record */
+    uint64_t limit;         /* bound on whole-collected items (UINT64_MAX: none) */
 };
 
 
@@ -60,6 +67,7 @@ wk_iltp_item_decoder *wk_iltp_item_decoder_create(const wk_iltp_item_decoder_par
     d->form = params ? params->form : WK_ILTP_FORM_ANY;
     d->max_item = params && params->max_item && params->max_item < WK_ILTP_ITEM_CAP
                       ? params->max_item : WK_ILTP_ITEM_CAP;
+    d->limit = UINT64_MAX;
     return d;
 }
 
@@ -70,14 +78,20 @@ void wk_iltp_item_decoder_free(wk_iltp_item_decoder *d)
     d->alloc.free(d->alloc.opaque, d);
 }
 
-/* Drops the current item's bytes. The buffer is kept for the session (a session moving many
- * Blobs would otherwise fault in fresh pages for each); it never exceeds the item cap. */
+/* Drops the current item's bytes. A small buffer is kept for the next items; one grown past
+ * 256 KiB by a large item goes back to the allocator, so a session's memory falls back once the
+ * large item is handled (streamed Blob data never enters it). */
 static void discard(wk_iltp_item_decoder *d)
 {
     d->offset += d->len;
     d->len = 0;
     d->emitted = 0;
     d->state = I_BOUNDARY;
+    if (d->cap > ((size_t)256 << 10)) {
+        d->alloc.free(d->alloc.opaque, d->buf);
+        d->buf = NULL;
+        d->cap = 0;
+    }
 }
 
 void wk_iltp_item_decoder_reset(wk_iltp_item_decoder *d)
@@ -96,6 +110,15 @@ void wk_iltp_item_decoder_reset(wk_iltp_item_decoder *d)
 void wk_iltp_item_decoder_expect_operand(wk_iltp_item_decoder *d) { d->expect_operand = true; }
 void wk_iltp_item_decoder_expect_preface(wk_iltp_item_decoder *d) { d->expect_preface = true; }
 void wk_iltp_item_decoder_forbid_preface(wk_iltp_item_decoder *d, bool forbid) { d->forbid_preface = forbid; }
+void wk_iltp_item_decoder_stream_blobs(wk_iltp_item_decoder *d, bool on) { d->stream_blobs = on; }
+const wk_iltp_blob_event *wk_iltp_item_decoder_event(const wk_iltp_item_decoder *d) { return &d->ev; }
+void wk_iltp_item_decoder_limit(wk_iltp_item_decoder *d, uint64_t limit) { d->limit = limit; }
+
+/* The current record is (or, before its glyph line, may become) a streamed Blob record. */
+static bool may_stream(const wk_iltp_item_decoder *d)
+{
+    return d->stream_blobs && !d->operand && (d->levels == 0 || (d->levels == 1 && d->outer == 'B'));
+}
 
 bool wk_iltp_item_decoder_at_boundary(const wk_iltp_item_decoder *d)
 {
@@ -118,6 +141,7 @@ static bool reserve(wk_iltp_item_decoder *d, size_t need)
     size_t cap = d->cap ? d->cap : 256;
     while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
     if (cap > d->max_item) cap = d->max_item;
+    if (d->limit < cap) cap = (size_t)d->limit; /* need <= limit, or the item fails first */
     if (cap < need) cap = need;
     uint8_t *nb = d->alloc.alloc(d->alloc.opaque, cap);
     if (!nb) return false;
@@ -166,6 +190,13 @@ static void line_bound(const wk_iltp_item_decoder *d, size_t line_start, size_t 
 {
     size_t content = d->len - line_start + *n - (*lf ? 1 : 0);
     if (content > cap) bound(d, n, lf, line_start + cap, code, what, v);
+}
+
+/* The caller's limit on whole-collected items (a received-control budget). */
+static void limit_bound(const wk_iltp_item_decoder *d, size_t *n, bool *lf, viol *v)
+{
+    if (d->limit < d->max_item)
+        bound(d, n, lf, (size_t)d->limit, WK_ERR_ILTP_BUDGET, "received-control budget exceeded", v);
 }
 
 /* Bytes of in up to and including the next LF (or all of them); *lf tells whether one was found. */
@@ -335,6 +366,8 @@ static wk_result record_line(wk_iltp_item_decoder *d, wk_error *err)
             return fail(d, err, WK_ERR_ILTP_OPERAND_TOO_LARGE, at + 13, "operand Blob over 1 MiB");
         if (total > d->max_item)
             return fail(d, err, WK_ERR_ILTP_ITEM_TOO_LARGE, at + 13, "item over the item cap");
+        if (!may_stream(d) && total > d->limit)
+            return fail(d, err, WK_ERR_ILTP_BUDGET, at + 13, "received-control budget exceeded");
         d->data_len = v;
         wk_blake3_update(&d->h, l, n + 1);
         d->rstage = RS_BLANK;
@@ -343,6 +376,21 @@ static wk_result record_line(wk_iltp_item_decoder *d, wk_error *err)
     case RS_BLANK:
         if (n != 0) return fail(d, err, WK_ERR_ILTP_RECORD, at, "expected a blank line after Data-Length");
         wk_blake3_update(&d->h, "\n", 1);
+        if (may_stream(d)) {
+            /* the data streams from here: the header is done with */
+            memset(&d->ev, 0, sizeof d->ev);
+            d->ev.kind = WK_ILTP_BLOB_BEGIN;
+            memcpy(d->ev.hash, d->hash[0], 32);
+            d->ev.length = d->data_len;
+            d->ev.offset = d->offset;
+            d->hash_err_off = d->offset + d->glyph_end[0] - 47;
+            d->offset += d->len;
+            d->len = 0;
+            d->scan = 0;
+            d->data_left = d->data_len;
+            d->state = I_STREAM;
+            return WK_EVENT;
+        }
         if (!reserve(d, d->len + (size_t)d->data_len)) {
             d->state = I_FAILED;
             wk_error_set(&d->failure, WK_ERR_NOMEM, WK_NO_OFFSET, "record buffer");
@@ -414,6 +462,7 @@ wk_result wk_iltp_item_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *
             if (c == '\n') {
                 if (d->operand)
                     return fail(d, err, WK_ERR_ILTP_RECORD, 0, "an operand must be a Blob record");
+                if (d->limit < 1) return fail(d, err, WK_ERR_ILTP_BUDGET, 0, "received-control budget exceeded");
                 if (append(d, in, 1, err) != WK_DONE) return WK_ERROR;
                 d->rows = 0;
                 return emit(d, WK_ILTP_ITEM_FACTS, item);
@@ -464,6 +513,7 @@ wk_result wk_iltp_item_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *
             size_t n = upto_lf(in, &lf);
             if (n > WK_ILTP_PREFACE_MAX + 1) n = WK_ILTP_PREFACE_MAX + 1;
             viol v = {SIZE_MAX, WK_OK, NULL};
+            limit_bound(d, &n, &lf, &v);
             bound(d, &n, &lf, d->max_item, WK_ERR_ILTP_ITEM_TOO_LARGE, "item over the item cap", &v);
             if (n && append(d, in, n, err) != WK_DONE) return WK_ERROR;
             wk_error e;
@@ -491,6 +541,7 @@ wk_result wk_iltp_item_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *
             viol v = {SIZE_MAX, WK_OK, NULL};
             line_bound(d, d->line_start, &n, &lf, WK_ILTP_FACT_LINE_CAP, WK_ERR_ILTP_FACT_LINE_TOO_LONG,
                        "fact line longer than 1024 bytes", &v);
+            limit_bound(d, &n, &lf, &v);
             bound(d, &n, &lf, d->max_item, WK_ERR_ILTP_ITEM_TOO_LARGE, "item over the item cap", &v);
             if (n && append(d, in, n, err) != WK_DONE) return WK_ERROR;
             if (v.code != WK_OK) return fail(d, err, v.code, v.pos, v.what);
@@ -516,6 +567,7 @@ wk_result wk_iltp_item_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *
                        "record header line longer than 1024 bytes", &v);
             if (d->operand)
                 bound(d, &n, &lf, WK_ILTP_OPERAND_CAP, WK_ERR_ILTP_OPERAND_TOO_LARGE, "operand Blob over 1 MiB", &v);
+            if (!may_stream(d)) limit_bound(d, &n, &lf, &v);
             bound(d, &n, &lf, d->max_item, WK_ERR_ILTP_ITEM_TOO_LARGE, "item over the item cap", &v);
             if (n && append(d, in, n, err) != WK_DONE) return WK_ERROR;
             if (!lf) {
@@ -523,7 +575,8 @@ wk_result wk_iltp_item_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *
                 if (v.code != WK_OK) return fail(d, err, v.code, v.pos, v.what);
                 return WK_NEED_INPUT;
             }
-            if (record_line(d, err) != WK_DONE) return WK_ERROR;
+            wk_result rl = record_line(d, err);
+            if (rl != WK_DONE) return rl; /* WK_ERROR, or WK_EVENT: a streamed Blob begins */
             if (d->state == I_DATA && d->data_left == 0) return blob_done(d, item, err);
             continue;
         }
@@ -537,6 +590,39 @@ wk_result wk_iltp_item_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *
             d->data_left -= n;
             if (d->data_left == 0) return blob_done(d, item, err);
             return WK_NEED_INPUT;
+        }
+        case I_STREAM: {
+            if (d->data_left == 0) {
+                uint8_t h[32];
+                wk_blake3_finalize(&d->h, h, 32);
+                if (memcmp(h, d->ev.hash, 32) != 0) {
+                    d->state = I_FAILED;
+                    wk_error_set(&d->failure, WK_ERR_ILTP_RECORD_HASH, d->hash_err_off,
+                                 "Blob glyph hash does not match BLAKE3 of its content");
+                    if (err) *err = d->failure;
+                    return WK_ERROR;
+                }
+                d->ev.kind = WK_ILTP_BLOB_END;
+                d->ev.offset = d->offset;
+                d->ev.data = NULL;
+                d->ev.len = 0;
+                d->state = I_BOUNDARY;
+                d->operand = false;
+                d->expect_preface = false;
+                return WK_EVENT;
+            }
+            if (!avail) return WK_NEED_INPUT;
+            size_t n = avail < d->data_left ? avail : (size_t)d->data_left;
+            wk_blake3_update(&d->h, in->src + in->pos, n);
+            d->ev.kind = WK_ILTP_BLOB_DATA;
+            d->ev.data = in->src + in->pos;
+            d->ev.len = n;
+            d->ev.offset = d->offset;
+            d->ev.done += n;
+            in->pos += n;
+            d->offset += n;
+            d->data_left -= n;
+            return WK_EVENT;
         }
         default:
             if (err) *err = d->failure;

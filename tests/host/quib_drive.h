@@ -13,53 +13,71 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- a sorted in-memory Blob store ---- */
+/* ---- an in-memory Blob store with the session's index operations ---- */
 typedef struct qd_blob { uint8_t h[32]; uint8_t *d; size_t n; } qd_blob;
-typedef struct qd_store { qd_blob *v; size_t n, cap; } qd_store;
+typedef struct qd_store {
+    qd_blob *v;        /* in insertion order: sequence number = index + 1 */
+    size_t n, cap;
+    size_t *sorted;    /* indices sorted by hash */
+} qd_store;
 
-static inline qd_blob *qd_store_find(const qd_store *s, const uint8_t h[32], size_t *at)
+static inline size_t qd_store_pos(const qd_store *s, const uint8_t h[32], bool *found)
 {
     size_t lo = 0, hi = s->n;
+    *found = false;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        int c = memcmp(s->v[mid].h, h, 32);
-        if (c == 0) return &s->v[mid];
+        int c = memcmp(s->v[s->sorted[mid]].h, h, 32);
+        if (c == 0) {
+            *found = true;
+            return mid;
+        }
         if (c < 0) lo = mid + 1;
         else hi = mid;
     }
-    if (at) *at = lo;
-    return NULL;
+    return lo;
+}
+static inline qd_blob *qd_store_find(const qd_store *s, const uint8_t h[32])
+{
+    bool f;
+    size_t i = qd_store_pos(s, h, &f);
+    return f ? &s->v[s->sorted[i]] : NULL;
 }
 static inline void qd_store_add(qd_store *s, const void *d, size_t n)
 {
     uint8_t h[32];
-    size_t at = 0;
+    bool f;
     wk_iltp_blob_hash(d, n, h);
-    if (qd_store_find(s, h, &at)) return;
+    size_t at = qd_store_pos(s, h, &f);
+    if (f) return;
     if (s->n == s->cap) {
         s->cap = s->cap ? s->cap * 2 : 16;
         s->v = realloc(s->v, s->cap * sizeof *s->v);
+        s->sorted = realloc(s->sorted, s->cap * sizeof *s->sorted);
     }
-    memmove(s->v + at + 1, s->v + at, (s->n - at) * sizeof *s->v);
-    qd_blob *b = &s->v[at];
+    qd_blob *b = &s->v[s->n];
     memcpy(b->h, h, 32);
     b->d = malloc(n ? n : 1);
     if (n) memcpy(b->d, d, n);
     b->n = n;
+    memmove(s->sorted + at + 1, s->sorted + at, (s->n - at) * sizeof *s->sorted);
+    s->sorted[at] = s->n;
     s->n++;
 }
 static inline void qd_store_free(qd_store *s)
 {
     for (size_t i = 0; i < s->n; i++) free(s->v[i].d);
     free(s->v);
+    free(s->sorted);
     memset(s, 0, sizeof *s);
 }
 static inline bool qd_store_equal(const qd_store *a, const qd_store *b)
 {
     if (a->n != b->n) return false;
-    for (size_t i = 0; i < a->n; i++)
-        if (memcmp(a->v[i].h, b->v[i].h, 32) || a->v[i].n != b->v[i].n || memcmp(a->v[i].d, b->v[i].d, a->v[i].n))
-            return false;
+    for (size_t i = 0; i < a->n; i++) {
+        const qd_blob *x = qd_store_find(b, a->v[i].h);
+        if (!x || x->n != a->v[i].n || memcmp(x->d, a->v[i].d, x->n)) return false;
+    }
     return true;
 }
 /* count Blobs of size bytes each, distinct per (tag, i) */
@@ -77,33 +95,32 @@ static inline void qd_store_fill(qd_store *s, int tag, int count, size_t size)
     }
     free(d);
 }
-static inline bool qd_has(void *c, const uint8_t h[32]) { return qd_store_find(c, h, NULL) != NULL; }
-static inline wk_code qd_list(void *c, uint8_t (**hs)[32], size_t *n, wk_error *e)
+static inline bool qd_has(void *c, const uint8_t h[32], uint64_t *len, uint64_t *seq)
 {
-    (void)e;
     qd_store *s = c;
-    *hs = malloc((s->n ? s->n : 1) * 32);
-    for (size_t i = 0; i < s->n; i++) memcpy((*hs)[i], s->v[i].h, 32);
-    *n = s->n;
-    return WK_OK;
+    qd_blob *b = qd_store_find(s, h);
+    if (!b) return false;
+    if (len) *len = b->n;
+    if (seq) *seq = (uint64_t)(b - s->v) + 1;
+    return true;
 }
-static inline wk_code qd_get(void *c, const uint8_t h[32], uint8_t **d, size_t *n, wk_error *e)
+static inline bool qd_next(void *c, const uint8_t *after, uint64_t max_seq, uint8_t out[32])
 {
-    qd_blob *b = qd_store_find(c, h, NULL);
-    if (!b) return wk_error_set(e, WK_ERR_HOST_NOT_FOUND, WK_NO_OFFSET, "no such Blob");
-    *d = malloc(b->n ? b->n : 1);
-    memcpy(*d, b->d, b->n);
-    *n = b->n;
-    return WK_OK;
+    qd_store *s = c;
+    size_t i = 0;
+    if (after) {
+        bool f;
+        i = qd_store_pos(s, after, &f);
+        if (f) i++;
+    }
+    for (; i < s->n; i++)
+        if (s->sorted[i] + 1 <= max_seq) {
+            memcpy(out, s->v[s->sorted[i]].h, 32);
+            return true;
+        }
+    return false;
 }
-static inline wk_code qd_put(void *c, const uint8_t h[32], const uint8_t *d, size_t n, wk_error *e)
-{
-    uint8_t h2[32];
-    wk_iltp_blob_hash(d, n, h2);
-    if (memcmp(h, h2, 32)) return wk_error_set(e, WK_ERR_HOST_HASH_MISMATCH, WK_NO_OFFSET, "hash");
-    qd_store_add(c, d, n);
-    return WK_OK;
-}
+static inline uint64_t qd_seq(void *c) { return ((qd_store *)c)->n; }
 
 /* ---- an endpoint ---- */
 typedef enum qd_point { QD_OPENED = 1, QD_ESTABLISHED, QD_FIXED_POINT, QD_AUTHORIZED, QD_ENDED } qd_point;
@@ -126,6 +143,9 @@ struct qd_end {
     size_t out_len, out_pos;
     bool opened, established, at_fixed, authorized, half_closed, close_queued, finished, closed, eof_seen;
     bool shut;
+    uint8_t *rx;                       /* the Blob being received */
+    size_t rx_n, rx_cap;
+    wk_in tx_in;                       /* Blob data handed to send */
     int status;                        /* 0 clean, else the failure's exit class */
     wk_error err;
     char outcome[200];
@@ -155,19 +175,33 @@ static inline void qd_hook(qd_end *e, qd_point at)
     if (e->hook && !e->finished) e->hook(e, at);
 }
 
-/* Moves session output into retention; authorizes and completes like the sync application. */
+/* The session's output into retention, serving BLOB_READ from the store; then settlement and
+ * bounded completion, like the sync application (src/host/sync.c check_completion). */
 static inline void qd_pump(qd_end *e)
 {
     if (e->finished || !e->s || e->passive) return;
     wk_error err;
-    for (;;) {
+    for (int guard = 0; guard < 1000; guard++) {
         if (e->out_pos < e->out_len) {
             size_t k = wk_quib_conn_write(e->q, e->out + e->out_pos, e->out_len - e->out_pos);
             e->out_pos += k;
             if (e->out_pos < e->out_len) return; /* retention full: wait for acknowledgements */
         }
         wk_out o = {e->out, sizeof e->out, 0};
-        if (wk_iltp_session_send(e->s, &o, &err) == WK_ERROR) {
+        wk_result r;
+        for (;;) {
+            r = wk_iltp_session_send(e->s, e->tx_in.src ? &e->tx_in : NULL, &o, &err);
+            if (r != WK_EVENT) break;
+            const wk_iltp_session_event *ev = wk_iltp_session_event_get(e->s);
+            qd_blob *b = qd_store_find(&e->store, ev->hash);
+            if (!b || ev->offset > b->n) {
+                wk_error_set(&err, WK_ERR_ILTP_STORE, WK_NO_OFFSET, "read event for a Blob we lack");
+                r = WK_ERROR;
+                break;
+            }
+            e->tx_in = (wk_in){b->d + ev->offset, b->n - (size_t)ev->offset, 0};
+        }
+        if (r == WK_ERROR) {
             qd_fail(e, &err);
             return;
         }
@@ -181,13 +215,15 @@ static inline void qd_pump(qd_end *e)
         qd_hook(e, QD_ESTABLISHED);
         if (e->finished || e->passive) return;
     }
-    if (st == WK_ILTP_SESSION_FIXED_POINT && !e->authorized) {
+    bool idle_io = !e->rx_n && !wk_iltp_session_wants_send(e->s) && e->out_pos == e->out_len;
+    if (st == WK_ILTP_SESSION_FIXED_POINT && idle_io && !e->authorized) {
         e->authorized = true;
         wk_quib_conn_authorize(e->q);
         qd_hook(e, QD_FIXED_POINT);
         if (e->finished || e->passive) return;
     }
-    if (st == WK_ILTP_SESSION_FIXED_POINT && !e->server && !e->close_queued) {
+    if ((st == WK_ILTP_SESSION_FIXED_POINT || st == WK_ILTP_SESSION_CLOSED) && idle_io && !e->close_queued &&
+        (!e->server || e->eof_seen)) {
         e->close_queued = true;
         if (wk_iltp_session_close(e->s, &err) != WK_OK) {
             qd_fail(e, &err);
@@ -196,10 +232,54 @@ static inline void qd_pump(qd_end *e)
         qd_pump(e);
         return;
     }
-    if (wk_iltp_session_closed_locally(e->s) && !e->half_closed) {
+    if (wk_iltp_session_closed_locally(e->s) && e->out_pos == e->out_len && !e->half_closed) {
         e->half_closed = true;
         if (wk_quib_conn_shutdown(e->q, e->now, &err) != WK_OK) qd_fail(e, &err);
     }
+    if (e->shut && e->eof_seen && st == WK_ILTP_SESSION_CLOSED) qd_finish(e, 0, NULL, "clean");
+}
+
+/* Received bytes into the session: Blob events into the store. False when it stopped early
+ * (output bound): the caller keeps the rest. */
+static inline size_t qd_feed(qd_end *e, const uint8_t *p, size_t n)
+{
+    wk_in in = {p, n, 0};
+    wk_error err;
+    for (int guard = 0; guard < 100000; guard++) {
+        wk_result r = wk_iltp_session_recv(e->s, &in, NULL, &err);
+        if (r == WK_ERROR) {
+            qd_fail(e, &err);
+            return n;
+        }
+        if (r == WK_NEED_INPUT) break;
+        if (r == WK_NEED_OUTPUT) {
+            size_t before = e->out_len - e->out_pos;
+            qd_pump(e);
+            if (e->finished || (e->out_len - e->out_pos) >= before) break; /* no room: later */
+            continue;
+        }
+        const wk_iltp_session_event *ev = wk_iltp_session_event_get(e->s);
+        if (ev->kind == WK_ILTP_SESSION_BLOB_BEGIN) {
+            if (ev->length > e->rx_cap) {
+                e->rx_cap = (size_t)ev->length;
+                e->rx = realloc(e->rx, e->rx_cap ? e->rx_cap : 1);
+            }
+            e->rx_n = 0;
+        } else if (ev->kind == WK_ILTP_SESSION_BLOB_DATA) {
+            memcpy(e->rx + e->rx_n, ev->data, ev->len);
+            e->rx_n += ev->len;
+        } else if (ev->kind == WK_ILTP_SESSION_BLOB_END) {
+            uint8_t h[32];
+            memcpy(h, ev->hash, 32);
+            qd_store_add(&e->store, e->rx, e->rx_n);
+            e->rx_n = 0;
+            if (wk_iltp_session_blob_stored(e->s, h, NULL, &err) != WK_OK) {
+                qd_fail(e, &err);
+                return n;
+            }
+        }
+    }
+    return in.pos;
 }
 
 static inline void qd_open_session(qd_end *e)
@@ -211,7 +291,7 @@ static inline void qd_open_session(qd_end *e)
     p.decode = e->decode;
     p.encode = e->encode;
     for (int i = 0; i < 32; i++) p.seed[i] = (uint8_t)(i * 37 + (e->server ? 1 : 2));
-    p.store = (wk_iltp_store_ops){&e->store, qd_has, qd_list, qd_get, qd_put};
+    p.store = (wk_iltp_store_ops){&e->store, qd_has, qd_next, qd_seq};
     p.assurance = e->assurance;
     memcpy(p.channel_exporter, wk_quib_conn_exporter(e->q), 32);
     wk_error err;
@@ -238,25 +318,18 @@ static inline void qd_step(qd_end *e)
             break;
         case WK_QUIB_EV_SHUT:
             e->shut = true;
-            if (!e->finished && e->s && wk_iltp_session_state_get(e->s) == WK_ILTP_SESSION_CLOSED)
-                qd_finish(e, 0, NULL, "clean");
+            qd_pump(e);
             break;
         case WK_QUIB_EV_ENDED: {
             e->eof_seen = true;
             if (e->finished || !e->s || e->passive) break;
             wk_error err;
-            if (wk_iltp_session_eof(e->s, NULL, &err) != WK_OK) {
+            if (wk_iltp_session_finish(e->s, NULL, &err) != WK_OK) {
                 qd_fail(e, &err);
                 break;
             }
             qd_hook(e, QD_ENDED);
-            if (e->finished) break;
-            if (e->server) {
-                wk_iltp_session_close(e->s, &err);
-                qd_pump(e);
-            } else {
-                qd_finish(e, 0, NULL, "clean");
-            }
+            qd_pump(e);
             break;
         }
         case WK_QUIB_EV_CLOSED:
@@ -272,11 +345,9 @@ static inline void qd_step(qd_end *e)
         size_t n;
         const uint8_t *p = wk_quib_conn_peek(e->q, &n);
         if (p && e->s && !e->finished && !e->passive) {
-            wk_in in = {p, n, 0};
-            wk_error err;
-            if (wk_iltp_session_recv(e->s, &in, qd_ms(e), &err) == WK_ERROR) qd_fail(e, &err);
-            wk_quib_conn_consume(e->q, n);
-            busy = true;
+            size_t used = qd_feed(e, p, n);
+            wk_quib_conn_consume(e->q, used);
+            busy = used > 0;
         } else if (p && (e->finished || e->passive)) {
             wk_quib_conn_consume(e->q, n); /* discarded */
             busy = true;
@@ -296,6 +367,8 @@ static inline void qd_tick(qd_end *e)
 
 static inline void qd_free(qd_end *e)
 {
+    free(e->rx);
+    e->rx = NULL;
     wk_iltp_session_free(e->s);
     wk_quib_conn_free(e->q);
     qd_store_free(&e->store);

@@ -222,6 +222,16 @@ def make_store(path, blobs):
     return {put(path, d): d for d in blobs}
 
 
+def wait_no_temps(store, timeout=10):
+    """Waits until the store holds no temporary (every write in flight committed or removed)."""
+    bdir = os.path.join(store, "blobs")
+    end = time.monotonic() + timeout
+    while any(n.startswith(".tmp-") for n in os.listdir(bdir)):
+        if time.monotonic() > end:
+            raise Fail("temporaries still in %s after %d s" % (store, timeout))
+        time.sleep(0.02)
+
+
 def copy_store(src, dst):
     shutil.copytree(src, dst)
     return dst
@@ -1243,7 +1253,9 @@ def eof_mid_record(bed):
     finally:
         p.close()
     bed.fault_done(p.sid, "ILTP_ERR_TRUNCATED")
-    # the complete Blob was verified and may be stored; the half one must not be
+    # the complete Blob was verified and may be stored (its commit runs on a worker and may end
+    # after the session's failure line: wait until no temporary is left); the half one must not be
+    wait_no_temps(bed.srv)
     held = ls(bed.srv)
     check(hs[1] not in held, "a half-received Blob is in the store")
     if hs[0] in held:

@@ -177,24 +177,17 @@ static void test_field_rules(void)
 }
 
 /* ---- whole sessions (empty stores) ---- */
-static bool e_has(void *c, const uint8_t h[32]) { (void)c; (void)h; return false; }
-static wk_code e_list(void *c, uint8_t (**hs)[32], size_t *n, wk_error *e)
+static bool e_has(void *c, const uint8_t h[32], uint64_t *len, uint64_t *seq)
 {
-    (void)c; (void)e;
-    *hs = NULL;
-    *n = 0;
-    return WK_OK;
+    (void)c; (void)h; (void)len; (void)seq;
+    return false;
 }
-static wk_code e_get(void *c, const uint8_t h[32], uint8_t **d, size_t *n, wk_error *e)
+static bool e_next(void *c, const uint8_t *after, uint64_t max_seq, uint8_t out[32])
 {
-    (void)c; (void)h; (void)d; (void)n;
-    return wk_error_set(e, WK_ERR_ARG, WK_NO_OFFSET, "empty");
+    (void)c; (void)after; (void)max_seq; (void)out;
+    return false;
 }
-static wk_code e_put(void *c, const uint8_t h[32], const uint8_t *d, size_t n, wk_error *e)
-{
-    (void)c; (void)h; (void)d; (void)n;
-    return wk_error_set(e, WK_ERR_ARG, WK_NO_OFFSET, "empty");
-}
+static uint64_t e_seq(void *c) { (void)c; return 0; }
 
 /* Runs a pair with the given assurances and exporters; returns the two states, errors in e[]. */
 static void pair(wk_iltp_assurance a0, wk_iltp_assurance a1, uint8_t x0, uint8_t x1,
@@ -207,7 +200,7 @@ static void pair(wk_iltp_assurance a0, wk_iltp_assurance a1, uint8_t x0, uint8_t
         p.side = i ? WK_ILTP_SIDE1 : WK_ILTP_SIDE0;
         p.form = WK_ILTP_FORM_1_0;
         memset(p.seed, 0x31 + i, 32);
-        p.store = (wk_iltp_store_ops){NULL, e_has, e_list, e_get, e_put};
+        p.store = (wk_iltp_store_ops){NULL, e_has, e_next, e_seq};
         p.assurance = i ? a1 : a0;
         memset(p.channel_exporter, i ? x1 : x0, 32);
         s[i] = wk_iltp_session_create(&p, 0, &e[i]);
@@ -219,9 +212,9 @@ static void pair(wk_iltp_assurance a0, wk_iltp_assurance a1, uint8_t x0, uint8_t
             if (failed[i] || failed[1 - i]) continue;
             uint8_t buf[8192];
             wk_out out = {buf, sizeof buf, 0};
-            if (wk_iltp_session_send(s[i], &out, &e[i]) == WK_ERROR) { failed[i] = true; continue; }
+            if (wk_iltp_session_send(s[i], NULL, &out, &e[i]) == WK_ERROR) { failed[i] = true; continue; }
             wk_in in = {buf, out.pos, 0};
-            if (out.pos && wk_iltp_session_recv(s[1 - i], &in, 0, &e[1 - i]) == WK_ERROR) failed[1 - i] = true;
+            if (out.pos && wk_iltp_session_recv(s[1 - i], &in, NULL, &e[1 - i]) == WK_ERROR) failed[1 - i] = true;
         }
     }
     for (int i = 0; i < 2; i++) {

@@ -1,7 +1,13 @@
 /* ILTP sessions: two endpoints wired in memory (byte pipes of bounded, varying capacity), with
- * in-memory stores: prefacing, establishment, rounds to fixed point, every pairing of offers,
- * both forms, re-prefacing, store changes at fixed point, and faults injected into the wire. */
+ * in-memory stores reached through the session's events: prefacing, establishment, rounds to
+ * fixed point, every pairing of offers, both forms, re-prefacing, store changes at fixed point,
+ * Blob data handed over in pieces and stored late, budgets charged as bytes arrive, bounded output
+ * under a storm of empty rounds, a failing allocator, and faults injected into the wire.
+ *
+ * Linked with --wrap=malloc,calloc,realloc: the test's own memory comes from __real_malloc, so
+ * n_allocs counts only allocations the library makes outside the session's allocator (none). */
 #include "wk_test.h"
+#include "wk_alloc_wrap.h"
 #include <wirekit/iltp.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -9,62 +15,114 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* ---- an in-memory store ---- */
-typedef struct blob { uint8_t h[32]; uint8_t *d; size_t n; } blob;
-typedef struct mstore { blob *b; size_t n, cap; } mstore;
+#define xmalloc __real_malloc
+#define xrealloc __real_realloc
 
-static int hc(const void *a, const void *b) { return memcmp(a, b, 32); }
+/* ---- the session's allocator: counting, with an optional limit ---- */
+typedef struct tal { size_t cur, peak, limit, count; } tal;
+static void *tal_alloc(void *o, size_t n)
+{
+    tal *t = o;
+    if (t->limit && (n > t->limit || t->cur > t->limit - n)) return NULL;
+    uint8_t *p = xmalloc(n + 16);
+    if (!p) return NULL;
+    memcpy(p, &n, sizeof n);
+    t->cur += n;
+    if (t->cur > t->peak) t->peak = t->cur;
+    t->count++;
+    return p + 16;
+}
+static void tal_free(void *o, void *ptr)
+{
+    tal *t = o;
+    if (!ptr) return;
+    uint8_t *p = (uint8_t *)ptr - 16;
+    size_t n;
+    memcpy(&n, p, sizeof n);
+    t->cur -= n;
+    free(p);
+}
+
+/* ---- an in-memory store with the session's index operations ---- */
+typedef struct blob { uint8_t h[32]; uint8_t *d; size_t n; } blob;
+typedef struct mstore {
+    blob *b;            /* in insertion order: sequence number = index + 1 */
+    size_t n, cap;
+    size_t *sorted;     /* indices sorted by hash */
+} mstore;
+
+/* Position of h in sorted (or where it would go). */
+static size_t spos(const mstore *m, const uint8_t h[32], bool *found)
+{
+    size_t lo = 0, hi = m->n;
+    *found = false;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = memcmp(m->b[m->sorted[mid]].h, h, 32);
+        if (c == 0) { *found = true; return mid; }
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
 static blob *find(mstore *m, const uint8_t h[32])
 {
-    for (size_t i = 0; i < m->n; i++)
-        if (memcmp(m->b[i].h, h, 32) == 0) return &m->b[i];
-    return NULL;
+    bool f;
+    size_t i = spos(m, h, &f);
+    return f ? &m->b[m->sorted[i]] : NULL;
 }
 static void add(mstore *m, const void *d, size_t n)
 {
     uint8_t h[32];
     wk_iltp_blob_hash(d, n, h);
-    if (find(m, h)) return;
-    if (m->n == m->cap) { m->cap = m->cap ? m->cap * 2 : 16; m->b = realloc(m->b, m->cap * sizeof *m->b); }
-    blob *b = &m->b[m->n++];
+    bool f;
+    size_t at = spos(m, h, &f);
+    if (f) return;
+    if (m->n == m->cap) {
+        m->cap = m->cap ? m->cap * 2 : 16;
+        m->b = xrealloc(m->b, m->cap * sizeof *m->b);
+        m->sorted = xrealloc(m->sorted, m->cap * sizeof *m->sorted);
+    }
+    blob *b = &m->b[m->n];
     memcpy(b->h, h, 32);
-    b->d = malloc(n ? n : 1);
+    b->d = xmalloc(n ? n : 1);
     memcpy(b->d, d, n);
     b->n = n;
+    memmove(m->sorted + at + 1, m->sorted + at, (m->n - at) * sizeof *m->sorted);
+    m->sorted[at] = m->n;
+    m->n++;
 }
-static bool s_has(void *c, const uint8_t h[32]) { return find(c, h) != NULL; }
-static wk_code s_list(void *c, uint8_t (**hs)[32], size_t *n, wk_error *e)
+static bool s_has(void *c, const uint8_t h[32], uint64_t *len, uint64_t *seq)
 {
-    (void)e;
     mstore *m = c;
-    *hs = malloc((m->n ? m->n : 1) * 32);
-    for (size_t i = 0; i < m->n; i++) memcpy((*hs)[i], m->b[i].h, 32);
-    qsort(*hs, m->n, 32, hc);
-    *n = m->n;
-    return WK_OK;
+    blob *b = find(m, h);
+    if (!b) return false;
+    if (len) *len = b->n;
+    if (seq) *seq = (uint64_t)(b - m->b) + 1;
+    return true;
 }
-static wk_code s_get(void *c, const uint8_t h[32], uint8_t **d, size_t *n, wk_error *e)
+static bool s_next(void *c, const uint8_t *after, uint64_t max_seq, uint8_t out[32])
 {
-    blob *b = find(c, h);
-    if (!b) return wk_error_set(e, WK_ERR_ARG, WK_NO_OFFSET, "missing");
-    *d = malloc(b->n ? b->n : 1);
-    memcpy(*d, b->d, b->n);
-    *n = b->n;
-    return WK_OK;
+    mstore *m = c;
+    size_t i = 0;
+    if (after) {
+        bool f;
+        i = spos(m, after, &f);
+        if (f) i++;
+    }
+    for (; i < m->n; i++)
+        if (m->sorted[i] + 1 <= max_seq) {
+            memcpy(out, m->b[m->sorted[i]].h, 32);
+            return true;
+        }
+    return false;
 }
-static wk_code s_put(void *c, const uint8_t h[32], const uint8_t *d, size_t n, wk_error *e)
-{
-    (void)e;
-    uint8_t h2[32];
-    wk_iltp_blob_hash(d, n, h2);
-    if (memcmp(h, h2, 32) != 0) return wk_error_set(e, WK_ERR_ARG, WK_NO_OFFSET, "hash mismatch");
-    add(c, d, n);
-    return WK_OK;
-}
+static uint64_t s_seq(void *c) { return ((mstore *)c)->n; }
 static void mfree(mstore *m)
 {
     for (size_t i = 0; i < m->n; i++) free(m->b[i].d);
     free(m->b);
+    free(m->sorted);
     memset(m, 0, sizeof *m);
 }
 static bool same(mstore *a, mstore *b)
@@ -86,7 +144,81 @@ typedef struct end {
     bool eof_sent, eof_seen;
     wk_error err;
     bool failed;
+    /* Blob data through the session's events */
+    uint8_t *rx;               /* the Blob being received */
+    size_t rx_n, rx_cap;
+    uint8_t pend[64][32];      /* received and stored, confirmation not yet given */
+    int npend;
+    wk_in tx_in;               /* data handed to send */
+    size_t tx_piece;           /* largest piece handed over at once (0: all that is left) */
+    bool defer;                /* confirm stored Blobs one step later */
+    int events;
 } end;
+
+/* send, serving BLOB_READ events from the store. */
+static wk_result end_send(end *me, wk_out *out)
+{
+    for (;;) {
+        wk_result r = wk_iltp_session_send(me->s, &me->tx_in, out, &me->err);
+        if (r != WK_EVENT) return r;
+        const wk_iltp_session_event *ev = wk_iltp_session_event_get(me->s);
+        me->events++;
+        blob *b = ev->kind == WK_ILTP_SESSION_BLOB_READ ? find(&me->store, ev->hash) : NULL;
+        if (!b || ev->length != b->n || ev->offset >= b->n) {
+            wk_error_set(&me->err, WK_ERR_STATE, WK_NO_OFFSET, "bad read event");
+            return WK_ERROR;
+        }
+        size_t n = b->n - (size_t)ev->offset;
+        if (me->tx_piece && n > me->tx_piece) n = me->tx_piece;
+        me->tx_in = (wk_in){b->d + ev->offset, n, 0};
+    }
+}
+
+static wk_result confirm(end *me)
+{
+    while (me->npend) {
+        me->npend--;
+        if (wk_iltp_session_blob_stored(me->s, me->pend[me->npend], NULL, &me->err) != WK_OK) return WK_ERROR;
+    }
+    return WK_DONE;
+}
+
+/* recv, storing received Blobs (confirmed at once or one step later). */
+static wk_result end_recv(end *me, wk_in *in)
+{
+    for (;;) {
+        wk_result r = wk_iltp_session_recv(me->s, in, NULL, &me->err);
+        if (r != WK_EVENT) return r;
+        const wk_iltp_session_event *ev = wk_iltp_session_event_get(me->s);
+        me->events++;
+        switch (ev->kind) {
+        case WK_ILTP_SESSION_BLOB_BEGIN:
+            if (ev->length > me->rx_cap) {
+                me->rx_cap = (size_t)ev->length;
+                me->rx = xrealloc(me->rx, me->rx_cap ? me->rx_cap : 1);
+            }
+            me->rx_n = 0;
+            break;
+        case WK_ILTP_SESSION_BLOB_DATA:
+            CHECK(ev->offset == me->rx_n && me->rx_n + ev->len <= me->rx_cap);
+            memcpy(me->rx + me->rx_n, ev->data, ev->len);
+            me->rx_n += ev->len;
+            break;
+        case WK_ILTP_SESSION_BLOB_END: {
+            uint8_t h[32];
+            wk_iltp_blob_hash(me->rx, me->rx_n, h);
+            CHECK(memcmp(h, ev->hash, 32) == 0 && me->rx_n == ev->length); /* only verified Blobs */
+            add(&me->store, me->rx, me->rx_n);
+            if (me->defer && me->npend < 64) memcpy(me->pend[me->npend++], ev->hash, 32);
+            else if (wk_iltp_session_blob_stored(me->s, ev->hash, NULL, &me->err) != WK_OK) return WK_ERROR;
+            break;
+        }
+        default:
+            wk_error_set(&me->err, WK_ERR_STATE, WK_NO_OFFSET, "bad receive event");
+            return WK_ERROR;
+        }
+    }
+}
 
 typedef size_t (*tamper_fn)(int dir, uint8_t *p, size_t n, size_t total);
 
@@ -98,7 +230,7 @@ static void params(wk_iltp_session_params *p, int side, wk_iltp_form form, const
     p->decode = dec;
     p->encode = enc;
     memset(p->seed, side ? 0x22 : 0x11, 32);
-    p->store = (wk_iltp_store_ops){m, s_has, s_list, s_get, s_put};
+    p->store = (wk_iltp_store_ops){m, s_has, s_next, s_seq};
 }
 
 typedef struct run_opts {
@@ -110,6 +242,8 @@ typedef struct run_opts {
     tamper_fn tamper;        /* may rewrite side0's outgoing bytes */
     int cross_close;         /* at fixed point side1 closes while side0's store changes */
     uint64_t budget_round;
+    size_t tx_piece;         /* Blob data handed over in pieces of at most this (0: whole) */
+    bool defer;              /* stored Blobs are confirmed one step later */
 } run_opts;
 
 static int reprefaced;
@@ -126,6 +260,8 @@ static int run(end e[2], const run_opts *o, uint64_t *total_rounds)
         p.budget_round = o->budget_round;
         e[i].s = wk_iltp_session_create(&p, now, &e[i].err);
         if (!e[i].s) return -1;
+        e[i].tx_piece = o->tx_piece;
+        e[i].defer = o->defer;
     }
     int step;
     for (step = 0; step < 200000; step++) {
@@ -143,12 +279,17 @@ static int run(end e[2], const run_opts *o, uint64_t *total_rounds)
         for (int i = 0; i < 2; i++) {
             end *me = &e[i], *peer = &e[1 - i];
             if (me->failed) continue;
+            if (me->npend) {
+                if (confirm(me) == WK_ERROR) { me->failed = true; continue; }
+                progress = true;
+            }
+            wk_iltp_session_tick(me->s, now, NULL);
             /* send up to chunk bytes */
             if (!me->eof_sent) {
                 uint8_t tmp[70000];
                 size_t cap = o->chunk < sizeof tmp ? o->chunk : sizeof tmp;
                 wk_out out = {tmp, cap, 0};
-                wk_result r = wk_iltp_session_send(me->s, &out, &me->err);
+                wk_result r = end_send(me, &out);
                 if (r == WK_ERROR) { me->failed = true; continue; }
                 size_t n = out.pos;
                 bool disconnect = false;
@@ -170,20 +311,21 @@ static int run(end e[2], const run_opts *o, uint64_t *total_rounds)
             if (peer->pn) {
                 size_t n = peer->pn < o->chunk ? peer->pn : o->chunk;
                 wk_in in = {peer->pipe, n, 0};
-                wk_result r = wk_iltp_session_recv(me->s, &in, now, &me->err);
+                wk_result r = end_recv(me, &in);
                 if (r == WK_ERROR) { me->failed = true; continue; }
                 memmove(peer->pipe, peer->pipe + in.pos, peer->pn - in.pos);
                 peer->pn -= in.pos;
                 progress = true;
             } else if (peer->eof_sent && !me->eof_seen) {
                 me->eof_seen = true;
-                if (wk_iltp_session_eof(me->s, NULL, &me->err) != WK_OK) { me->failed = true; continue; }
+                if (wk_iltp_session_finish(me->s, NULL, &me->err) != WK_OK) { me->failed = true; continue; }
                 progress = true;
             }
         }
         if (e[0].failed || e[1].failed) break;
         wk_iltp_session_state s0 = wk_iltp_session_state_get(e[0].s), s1 = wk_iltp_session_state_get(e[1].s);
-        bool quiet = !wk_iltp_session_wants_send(e[0].s) && !wk_iltp_session_wants_send(e[1].s) && !e[0].pn && !e[1].pn;
+        bool quiet = !wk_iltp_session_wants_send(e[0].s) && !wk_iltp_session_wants_send(e[1].s) && !e[0].pn && !e[1].pn &&
+                     !e[0].npend && !e[1].npend;
         if (s0 == WK_ILTP_SESSION_FIXED_POINT && s1 == WK_ILTP_SESSION_FIXED_POINT && quiet && !closing) {
             if (o->change_at_fixed && !changed) {
                 changed = true;
@@ -226,6 +368,7 @@ static void cleanup(end e[2])
     for (int i = 0; i < 2; i++) {
         wk_iltp_session_free(e[i].s);
         free(e[i].pipe);
+        free(e[i].rx);
         mfree(&e[i].store);
         memset(&e[i], 0, sizeof e[i]);
     }
@@ -233,7 +376,7 @@ static void cleanup(end e[2])
 
 static void fill(mstore *m, int first, int count, size_t size)
 {
-    char *d = malloc(size + 64);
+    char *d = xmalloc(size + 64);
     for (int i = first; i < first + count; i++) {
         memset(d, 'a' + (i % 26), size);
         int l = snprintf(d, 64, "blob %d ", i);
@@ -244,7 +387,7 @@ static void fill(mstore *m, int first, int count, size_t size)
 }
 
 static const run_opts base = {WK_ILTP_FORM_0_13, {"deflate12c,zstd20c", "deflate12c,zstd20c"},
-                              {"zstd20c,deflate12c", "deflate12c"}, 4096, -1, 0, NULL, 0, 0};
+                              {"zstd20c,deflate12c", "deflate12c"}, 4096, -1, 0, NULL, 0, 0, 0, false};
 
 static void expect_clean(end e[2], const char *label)
 {
@@ -434,9 +577,9 @@ static wk_code feed(const char *side0_items, wk_code *got)
     wk_iltp_session *s = wk_iltp_session_create(&p, 0, &e);
     uint8_t out[4096];
     wk_out o = {out, sizeof out, 0};
-    wk_iltp_session_send(s, &o, &e);
+    wk_iltp_session_send(s, NULL, &o, &e);
     wk_in in = {(const uint8_t *)side0_items, strlen(side0_items), 0};
-    wk_result r = wk_iltp_session_recv(s, &in, 1, &e);
+    wk_result r = wk_iltp_session_recv(s, &in, NULL, &e);
     *got = r == WK_ERROR ? e.code : WK_OK;
     wk_iltp_session_free(s);
     mfree(&m);
@@ -471,47 +614,51 @@ static void test_socketpair(wk_iltp_form form, const char *dec0, const char *enc
     int sv[2];
     REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
     for (int i = 0; i < 2; i++) fcntl(sv[i], F_SETFL, fcntl(sv[i], F_GETFL) | O_NONBLOCK);
-    mstore st[2] = {{0}, {0}};
-    fill(&st[0], 0, 4, blob_size);
-    fill(&st[1], 2, 4, blob_size);
-    wk_iltp_session *s[2];
-    wk_error e[2];
+    end en[2];
+    memset(en, 0, sizeof en);
+    fill(&en[0].store, 0, 4, blob_size);
+    fill(&en[1].store, 2, 4, blob_size);
     const char *dec[2] = {dec0, dec1}, *enc[2] = {enc0, enc1};
     for (int i = 0; i < 2; i++) {
         wk_iltp_session_params p;
-        params(&p, i, form, dec[i], enc[i], &st[i]);
-        s[i] = wk_iltp_session_create(&p, 0, &e[i]);
-        REQUIRE(s[i] != NULL);
+        params(&p, i, form, dec[i], enc[i], &en[i].store);
+        en[i].s = wk_iltp_session_create(&p, 0, &en[i].err);
+        en[i].tx_piece = 5000;
+        REQUIRE(en[i].s != NULL);
     }
     uint8_t out[2][8192];
     size_t opos[2] = {0, 0}, olen[2] = {0, 0};
+    uint8_t in[2][4096];
+    wk_in pending[2] = {{in[0], 0, 0}, {in[1], 0, 0}};
     bool shut[2] = {false, false}, eof[2] = {false, false}, failed = false, closing = false;
     for (int iter = 0; iter < 200000 && !failed; iter++) {
         for (int i = 0; i < 2 && !failed; i++) {
+            end *me = &en[i];
             /* write: one retained buffer per side, refilled only when drained */
             if (opos[i] == olen[i] && !shut[i]) {
                 wk_out o = {out[i], sizeof out[i], 0};
-                if (wk_iltp_session_send(s[i], &o, &e[i]) == WK_ERROR) { failed = true; break; }
+                if (end_send(me, &o) == WK_ERROR) { failed = true; break; }
                 opos[i] = 0;
                 olen[i] = o.pos;
-                if (!o.pos && wk_iltp_session_closed_locally(s[i])) { shutdown(sv[i], SHUT_WR); shut[i] = true; }
+                if (!o.pos && wk_iltp_session_closed_locally(me->s)) { shutdown(sv[i], SHUT_WR); shut[i] = true; }
             }
             if (opos[i] < olen[i]) {
                 ssize_t n = write(sv[i], out[i] + opos[i], olen[i] - opos[i]);
                 if (n > 0) opos[i] += (size_t)n;
                 else if (n < 0 && errno != EAGAIN) { failed = true; break; }
             }
-            /* read */
-            if (!eof[i]) {
-                uint8_t in[4096];
-                ssize_t n = read(sv[i], in, sizeof in);
+            /* read (what the session did not take stays pending: it paused) */
+            if (pending[i].pos < pending[i].size) {
+                if (end_recv(me, &pending[i]) == WK_ERROR) { failed = true; break; }
+            } else if (!eof[i]) {
+                ssize_t n = read(sv[i], in[i], sizeof in[i]);
                 if (n > 0) {
-                    wk_in w = {in, (size_t)n, 0};
-                    if (wk_iltp_session_recv(s[i], &w, (uint64_t)iter, &e[i]) == WK_ERROR) { failed = true; break; }
+                    pending[i] = (wk_in){in[i], (size_t)n, 0};
+                    if (end_recv(me, &pending[i]) == WK_ERROR) { failed = true; break; }
                 } else if (n == 0) {
                     eof[i] = true;
-                    if (wk_iltp_session_eof(s[i], NULL, &e[i]) != WK_OK) { failed = true; break; }
-                    if (i == 0) wk_iltp_session_close(s[0], &e[0]); /* the listener answers */
+                    if (wk_iltp_session_finish(me->s, NULL, &me->err) != WK_OK) { failed = true; break; }
+                    if (i == 0) wk_iltp_session_close(me->s, &me->err); /* the listener answers */
                 } else if (errno != EAGAIN) {
                     failed = true;
                     break;
@@ -519,27 +666,27 @@ static void test_socketpair(wk_iltp_form form, const char *dec0, const char *enc
             }
         }
         /* the connector completes at fixed point with nothing left to send */
-        if (!closing && wk_iltp_session_state_get(s[1]) == WK_ILTP_SESSION_FIXED_POINT &&
-            !wk_iltp_session_wants_send(s[1]) && opos[1] == olen[1]) {
+        if (!closing && wk_iltp_session_state_get(en[1].s) == WK_ILTP_SESSION_FIXED_POINT &&
+            !wk_iltp_session_wants_send(en[1].s) && opos[1] == olen[1]) {
             closing = true;
-            wk_iltp_session_close(s[1], &e[1]);
+            wk_iltp_session_close(en[1].s, &en[1].err);
         }
         if (eof[0] && eof[1] && shut[0] && shut[1]) break;
         struct pollfd pf[2] = {{sv[0], POLLIN | POLLOUT, 0}, {sv[1], POLLIN | POLLOUT, 0}};
         poll(pf, 2, 10);
     }
-    CHECKF(!failed, "socketpair: %s / %s", e[0].msg, e[1].msg);
-    CHECK(wk_iltp_session_state_get(s[0]) == WK_ILTP_SESSION_CLOSED && wk_iltp_session_state_get(s[1]) == WK_ILTP_SESSION_CLOSED);
-    CHECK(same(&st[0], &st[1]) && st[0].n == 6);
+    CHECKF(!failed, "socketpair: %s / %s", en[0].err.msg, en[1].err.msg);
+    CHECK(wk_iltp_session_state_get(en[0].s) == WK_ILTP_SESSION_CLOSED &&
+          wk_iltp_session_state_get(en[1].s) == WK_ILTP_SESSION_CLOSED);
+    CHECK(same(&en[0].store, &en[1].store) && en[0].store.n == 6);
     wk_iltp_session_stats a, b;
-    wk_iltp_session_stats_get(s[0], &a);
-    wk_iltp_session_stats_get(s[1], &b);
+    wk_iltp_session_stats_get(en[0].s, &a);
+    wk_iltp_session_stats_get(en[1].s, &b);
     CHECK(a.wire_out == b.wire_in && b.wire_out == a.wire_in && a.blobs_out == b.blobs_in);
-    for (int i = 0; i < 2; i++) {
-        wk_iltp_session_free(s[i]);
-        mfree(&st[i]);
-        close(sv[i]);
-    }
+    CHECK(a.data_out == b.data_in && a.data_in == b.data_out && a.data_in == 2 * blob_size);
+    cleanup(en);
+    close(sv[0]);
+    close(sv[1]);
 }
 
 /* A peer preface that lists tokens we do not implement: selection compares text and skips them. */
@@ -554,7 +701,7 @@ static void test_unknown_tokens(void)
     snprintf(pre, sizeof pre, "\xF0\x9F\xAA\xA2: iltp/0.13\nNonce: %s\nDecode: lz4x,brotli9,deflate12c\nEncode: lz4x,deflate12c\n\n",
              "svyLzSM7ffc91i~XDbkMnuOsdjsw_6GrXpTSckqHlpO");
     wk_in in = {(const uint8_t *)pre, strlen(pre), 0};
-    CHECK(wk_iltp_session_recv(s, &in, 1, &e) == WK_NEED_INPUT);
+    CHECK(wk_iltp_session_recv(s, &in, NULL, &e) == WK_NEED_INPUT);
     wk_iltp_session_stats st;
     wk_iltp_session_stats_get(s, &st);
     CHECK(st.enc_in == WK_ILTP_DEFLATE12C && st.enc_out == WK_ILTP_DEFLATE12C);
@@ -620,8 +767,8 @@ static void test_exact_faults(void)
     wk_error e;
     wk_iltp_session *ss = wk_iltp_session_create(&p, 0, &e);
     wk_in in = {(const uint8_t *)pre, strlen(pre), 0};
-    CHECK(wk_iltp_session_recv(ss, &in, 1, &e) == WK_NEED_INPUT);
-    CHECK(wk_iltp_session_eof(ss, NULL, &e) == WK_ERR_ILTP_PREMATURE_EOF);
+    CHECK(wk_iltp_session_recv(ss, &in, NULL, &e) == WK_NEED_INPUT);
+    CHECK(wk_iltp_session_finish(ss, NULL, &e) == WK_ERR_ILTP_PREMATURE_EOF);
     wk_iltp_session_free(ss);
     /* a phase deadline */
     p.phase_timeout_ms = 100;
@@ -635,7 +782,7 @@ static void test_exact_faults(void)
     ss = wk_iltp_session_create(&p, 0, &e);
     snprintf(s, sizeof s, "%s\n%s", pre, op);
     wk_in in2 = {(const uint8_t *)s, strlen(s), 0};
-    CHECK(wk_iltp_session_recv(ss, &in2, 1, &e) == WK_ERROR && e.code == WK_ERR_ILTP_BUDGET);
+    CHECK(wk_iltp_session_recv(ss, &in2, NULL, &e) == WK_ERROR && e.code == WK_ERR_ILTP_BUDGET);
     wk_iltp_session_free(ss);
     mfree(&m);
 }
@@ -659,6 +806,252 @@ static void test_large_and_many(void)
     cleanup(e);
 }
 
+/* Blob data handed over in small pieces, stores confirmed a step late, chunked wires. */
+static void test_pieces_and_late_stores(void)
+{
+    size_t pieces[] = {1, 7, 1000, 0};
+    for (size_t k = 0; k < sizeof pieces / sizeof pieces[0]; k++)
+        for (int defer = 0; defer < 2; defer++) {
+            end e[2];
+            memset(e, 0, sizeof e);
+            fill(&e[0].store, 0, 5, 3000);
+            fill(&e[1].store, 3, 5, 700);
+            add(&e[0].store, "", 0); /* the empty Blob */
+            run_opts o = base;
+            o.tx_piece = pieces[k];
+            o.defer = defer;
+            o.chunk = 333 + k * 1000;
+            run(e, &o, NULL);
+            char label[64];
+            snprintf(label, sizeof label, "pieces of %zu, %s stores", pieces[k], defer ? "late" : "prompt");
+            expect_clean(e, label);
+            CHECK(e[0].store.n == 11 && e[0].events > 0 && e[1].events > 0);
+            cleanup(e);
+        }
+}
+
+/* The session makes no allocation but through its allocator, and survives every refusal. */
+static void test_allocator(void)
+{
+    tal t[2];
+    memset(t, 0, sizeof t);
+    end e[2];
+    memset(e, 0, sizeof e);
+    fill(&e[0].store, 0, 6, 5000);
+    fill(&e[1].store, 3, 6, 5000);
+    unsigned long before = n_allocs;
+    uint64_t now = 0;
+    for (int i = 0; i < 2; i++) {
+        wk_iltp_session_params p;
+        params(&p, i, WK_ILTP_FORM_0_13, "deflate12c,zstd20c", i ? "deflate12c" : "zstd20c", &e[i].store);
+        wk_allocator a = {tal_alloc, tal_free, &t[i]};
+        p.allocator = &a;
+        e[i].s = wk_iltp_session_create(&p, now, &e[i].err);
+        REQUIRE(e[i].s);
+    }
+    /* drive by hand (run() makes its own sessions): both ways until both reach fixed point */
+    for (int step = 0; step < 20000; step++) {
+        for (int i = 0; i < 2; i++) {
+            uint8_t tmp[8192];
+            wk_out out = {tmp, sizeof tmp, 0};
+            REQUIRE(end_send(&e[i], &out) != WK_ERROR);
+            wk_in in = {tmp, out.pos, 0};
+            while (in.pos < in.size) REQUIRE(end_recv(&e[1 - i], &in) != WK_ERROR);
+        }
+        if (wk_iltp_session_state_get(e[0].s) == WK_ILTP_SESSION_FIXED_POINT &&
+            wk_iltp_session_state_get(e[1].s) == WK_ILTP_SESSION_FIXED_POINT &&
+            !wk_iltp_session_wants_send(e[0].s) && !wk_iltp_session_wants_send(e[1].s))
+            break;
+    }
+    CHECK(same(&e[0].store, &e[1].store) && e[0].store.n == 9);
+    for (int i = 0; i < 2; i++) {
+        wk_iltp_session_free(e[i].s);
+        e[i].s = NULL;
+    }
+    CHECKF(n_allocs == before, "%lu allocations outside the allocator", n_allocs - before);
+    CHECK(t[0].cur == 0 && t[1].cur == 0 && t[0].count > 0);
+    CHECKF(t[0].peak < (6u << 20), "zstd20c side peak %zu", t[0].peak);
+    cleanup(e);
+
+    /* a refusal anywhere is WK_ERR_NOMEM on that side, never a crash or leak */
+    int nomem = 0, clean = 0;
+    for (size_t limit = 1024; limit < (8u << 20); limit = limit * 3 / 2) {
+        tal lt = {0, 0, limit, 0};
+        end f[2];
+        memset(f, 0, sizeof f);
+        fill(&f[0].store, 0, 3, 3000);
+        fill(&f[1].store, 1, 3, 3000);
+        wk_allocator a = {tal_alloc, tal_free, &lt};
+        for (int i = 0; i < 2; i++) {
+            wk_iltp_session_params p;
+            params(&p, i, WK_ILTP_FORM_0_13, "zstd20c", "zstd20c", &f[i].store);
+            if (i == 1) p.allocator = &a;
+            f[i].s = wk_iltp_session_create(&p, 0, &f[i].err);
+        }
+        if (!f[1].s) {
+            CHECK(f[1].err.code == WK_ERR_NOMEM);
+            nomem++;
+            wk_iltp_session_free(f[0].s);
+            f[0].s = NULL;
+            cleanup(f);
+            continue;
+        }
+        bool failed = false;
+        for (int step = 0; step < 5000 && !failed; step++) {
+            for (int i = 0; i < 2 && !failed; i++) {
+                uint8_t tmp[8192];
+                wk_out out = {tmp, sizeof tmp, 0};
+                if (end_send(&f[i], &out) == WK_ERROR) { failed = true; break; }
+                wk_in in = {tmp, out.pos, 0};
+                while (in.pos < in.size)
+                    if (end_recv(&f[1 - i], &in) == WK_ERROR) { failed = true; break; }
+            }
+            if (wk_iltp_session_state_get(f[1].s) == WK_ILTP_SESSION_FIXED_POINT &&
+                wk_iltp_session_state_get(f[0].s) == WK_ILTP_SESSION_FIXED_POINT &&
+                !wk_iltp_session_wants_send(f[0].s) && !wk_iltp_session_wants_send(f[1].s))
+                break;
+        }
+        if (failed) {
+            /* stream.c reports a refused allocation inside libzstd as WK_ERR_BACKEND */
+            wk_code c = f[1].err.code;
+            CHECKF(c == WK_ERR_NOMEM || c == WK_ERR_BACKEND || c == WK_ERR_ILTP_ENCODE || f[0].err.category == WK_CAT_PEER_PROTOCOL,
+                   "limit %zu: %s", limit, wk_error_name(c));
+            nomem++;
+        } else {
+            CHECK(same(&f[0].store, &f[1].store));
+            clean++;
+        }
+        for (int i = 0; i < 2; i++) {
+            wk_iltp_session_free(f[i].s);
+            f[i].s = NULL;
+        }
+        CHECK(lt.cur == 0);
+        cleanup(f);
+    }
+    CHECK(nomem > 3 && clean > 0);
+}
+
+/* A proof far over the establishment budget dies where the budget runs out, as it arrives. */
+static void test_budget_as_bytes_arrive(void)
+{
+    mstore m = {0};
+    wk_iltp_session_params p;
+    params(&p, 1, WK_ILTP_FORM_1_0, NULL, NULL, &m);
+    tal t = {0, 0, 0, 0};
+    wk_allocator a = {tal_alloc, tal_free, &t};
+    p.allocator = &a;
+    wk_error e;
+    wk_iltp_session *s = wk_iltp_session_create(&p, 0, &e);
+    REQUIRE(s);
+    char pre[128];
+    int pl = snprintf(pre, sizeof pre, "\xF0\x9F\xAA\xA2: iltp/1.0 %s\n", "svyLzSM7ffc91i~XDbkMnuOsdjsw_6GrXpTSckqHlpO");
+    wk_in in = {(const uint8_t *)pre, (size_t)pl, 0};
+    REQUIRE(wk_iltp_session_recv(s, &in, NULL, &e) == WK_NEED_INPUT);
+    /* a 64 MiB fact block, fed in 64 KiB pieces: rows "A()\n" */
+    static uint8_t chunk[65536];
+    for (size_t i = 0; i < sizeof chunk; i += 4) memcpy(chunk + i, "A()\n", 4);
+    wk_result r = WK_NEED_INPUT;
+    size_t fed = 0;
+    while (fed < ((size_t)64 << 20) && r == WK_NEED_INPUT) {
+        wk_in c = {chunk, sizeof chunk, 0};
+        r = wk_iltp_session_recv(s, &c, NULL, &e);
+        fed += c.pos;
+    }
+    CHECK(r == WK_ERROR && e.code == WK_ERR_ILTP_BUDGET);
+    CHECKF(e.has_offset && e.offset == (uint64_t)pl + (4u << 20), "budget offset %llu", (unsigned long long)e.offset);
+    CHECKF(fed <= (4u << 20) + sizeof chunk, "fed %zu", fed);
+    /* the item buffer grows by doubling to the budget: 2 + 4 MiB while it copies */
+    CHECKF(t.peak < (6u << 20) + (512u << 10), "peak %zu", t.peak);
+    wk_iltp_session_free(s);
+    mfree(&m);
+}
+
+/* Back-to-back empty rounds from a peer that never reads: the session stops consuming once its
+ * output is over the bound, holds a few operations, and goes on as its output drains. */
+static void test_round_storm(void)
+{
+    mstore m = {0};
+    fill(&m, 0, 50, 100);
+    wk_iltp_session_params p;
+    params(&p, 1, WK_ILTP_FORM_1_0, NULL, NULL, &m);
+    tal t = {0, 0, 0, 0};
+    wk_allocator a = {tal_alloc, tal_free, &t};
+    p.allocator = &a;
+    wk_error e;
+    wk_iltp_session *s = wk_iltp_session_create(&p, 0, &e);
+    REQUIRE(s);
+    const size_t rounds = 20000;
+    size_t cap = 4096 + rounds * 19;
+    char *b = xmalloc(cap);
+    int n = snprintf(b, cap, "\xF0\x9F\xAA\xA2: iltp/1.0 %s\n\n", "svyLzSM7ffc91i~XDbkMnuOsdjsw_6GrXpTSckqHlpO");
+    uint8_t op[200];
+    wk_out oo = {op, sizeof op, 0};
+    wk_iltp_blob_encode((const uint8_t *)"op", 2, &oo, &e);
+    memcpy(b + n, op, oo.pos);
+    size_t len = (size_t)n + oo.pos;
+    for (size_t i = 0; i < rounds; i++) {
+        memcpy(b + len, "\n\nRoundComplete()\n\n", 19);
+        len += 19;
+    }
+    wk_in in = {(const uint8_t *)b, len, 0};
+    wk_result r = wk_iltp_session_recv(s, &in, NULL, &e);
+    CHECK(r == WK_NEED_OUTPUT && in.pos < len / 100);
+    size_t peak_paused = t.peak;
+    CHECKF(peak_paused < (1u << 20), "peak while paused %zu", peak_paused);
+    /* the peer reads: everything goes through, a round at a time */
+    uint64_t out_bytes = 0;
+    static uint8_t ob[65536];
+    for (int k = 0; k < 1000000 && r != WK_NEED_INPUT && r != WK_ERROR; k++) {
+        wk_out o = {ob, sizeof ob, 0};
+        while (wk_iltp_session_send(s, NULL, &o, &e) == WK_NEED_OUTPUT) {
+            out_bytes += o.pos;
+            o.pos = 0;
+        }
+        out_bytes += o.pos;
+        r = wk_iltp_session_recv(s, &in, NULL, &e);
+    }
+    CHECK(r == WK_NEED_INPUT && in.pos == len);
+    wk_iltp_session_stats st;
+    wk_iltp_session_stats_get(s, &st);
+    CHECKF(st.rounds == rounds, "%llu rounds", (unsigned long long)st.rounds);
+    CHECK(wk_iltp_session_state_get(s) == WK_ILTP_SESSION_FIXED_POINT);
+    CHECKF(t.peak < (1u << 20), "peak %zu", t.peak);
+    CHECK(out_bytes > rounds * 50 * 146); /* every round advertised the whole store */
+    wk_iltp_session_free(s);
+    free(b);
+    mfree(&m);
+}
+
+/* A quiesced session opens no round for a local store advance; a fresh store change does. */
+static void test_quiesce(void)
+{
+    end e[2];
+    memset(e, 0, sizeof e);
+    fill(&e[0].store, 0, 2, 100);
+    for (int i = 0; i < 2; i++) {
+        wk_iltp_session_params p;
+        params(&p, i, WK_ILTP_FORM_0_13, NULL, NULL, &e[i].store);
+        e[i].s = wk_iltp_session_create(&p, 0, &e[i].err);
+        REQUIRE(e[i].s);
+    }
+    for (int step = 0; step < 1000; step++)
+        for (int i = 0; i < 2; i++) {
+            uint8_t tmp[8192];
+            wk_out out = {tmp, sizeof tmp, 0};
+            REQUIRE(end_send(&e[i], &out) != WK_ERROR);
+            wk_in in = {tmp, out.pos, 0};
+            while (in.pos < in.size) REQUIRE(end_recv(&e[1 - i], &in) != WK_ERROR);
+        }
+    REQUIRE(wk_iltp_session_state_get(e[0].s) == WK_ILTP_SESSION_FIXED_POINT);
+    wk_iltp_session_quiesce(e[0].s);
+    add(&e[0].store, "later", 5);
+    wk_iltp_session_store_changed(e[0].s, 1);
+    CHECK(wk_iltp_session_state_get(e[0].s) == WK_ILTP_SESSION_FIXED_POINT && !wk_iltp_session_wants_send(e[0].s));
+    wk_iltp_session_store_changed(e[1].s, 1); /* nothing new on side1: no round either */
+    CHECK(wk_iltp_session_state_get(e[1].s) == WK_ILTP_SESSION_FIXED_POINT && !wk_iltp_session_wants_send(e[1].s));
+    cleanup(e);
+}
+
 int main(void)
 {
     test_stores();
@@ -672,5 +1065,10 @@ int main(void)
     test_exact_faults();
     test_faults();
     test_large_and_many();
+    test_pieces_and_late_stores();
+    test_allocator();
+    test_budget_as_bytes_arrive();
+    test_round_storm();
+    test_quiesce();
     return wk_test_summary("iltp_session");
 }
