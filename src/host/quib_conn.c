@@ -729,7 +729,9 @@ static void peer_closed(wk_quib_conn *q)
         }
     } else {
         const char *an = alert_name(ce.error_code);
-        if (ce.error_code == NGTCP2_CRYPTO_ERROR + GNUTLS_A_NO_APPLICATION_PROTOCOL)
+        if (ce.error_code == NGTCP2_CONNECTION_REFUSED)
+            fail(q, WK_ERR_HOST_QUIB_TRANSPORT_CLOSE, "the peer refused the connection (CONNECTION_REFUSED)%s", reason);
+        else if (ce.error_code == NGTCP2_CRYPTO_ERROR + GNUTLS_A_NO_APPLICATION_PROTOCOL)
             fail(q, WK_ERR_HOST_QUIB_PROFILE, "the peer refused the ALPN (no_application_protocol)%s", reason);
         else if (an) fail(q, WK_ERR_HOST_QUIB_TRANSPORT_CLOSE, "the peer closed with TLS alert %s%s", an, reason);
         else

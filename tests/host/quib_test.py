@@ -379,6 +379,60 @@ def certificate_checks():
 
 
 @test
+def listener_limits():
+    # --max-sessions: two watching connectors hold the listener; a third is refused at once
+    a = store("lim-a", blobs("lima", 2, 1000))
+    lp, addr = listen(a, once=False, extra=["--max-sessions", "2"])
+    watchers = []
+    for i in range(2):
+        d = store("lim-w%d" % i, blobs("limw%d" % i, 1, 500))
+        w = start([W, "iltp", "sync", "--connect", addr, "--ca", f"{PKI}/ca.pem", "--store", d, "--watch"])
+        watchers.append(w)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not all(len(listing(os.path.join(TMP, "lim-w%d" % i))) >= 3 for i in range(2)):
+        time.sleep(0.1)
+    d = store("lim-third", blobs("limt", 1, 500))
+    t = time.monotonic()
+    rc, clog = connect(addr, d, timeout=60)
+    took = time.monotonic() - t
+    wktest.check("--max-sessions 2: the third connection is refused at once (CONNECTION_REFUSED)",
+                 rc == 4 and "WK_ERR_HOST_QUIB_TRANSPORT_CLOSE" in clog and "CONNECTION_REFUSED" in clog and took < 5,
+                 "exit %d after %.1f s: %s" % (rc, took, wktest.text(clog[-300:])))
+    for w in watchers:
+        w.send_signal(2)
+    codes = [stop(w, timeout=30)[0] for w in watchers]
+    wktest.check("watching connectors end cleanly on SIGINT", codes == [0, 0], str(codes))
+    rc, clog = connect(addr, d, timeout=60)
+    wktest.check("after they close, the listener serves again", rc == 0, wktest.text(clog[-300:]))
+    lp.kill()
+    _, _, lerr = stop(lp)
+    wktest.check("the listener logged the refusal (WK_ERR_HOST_SESSIONS_LIMIT)",
+                 "WK_ERR_HOST_SESSIONS_LIMIT" in lerr.decode("utf-8", "replace"))
+    # --idle-timeout-ms: a watching connector silent at fixed point is closed by the listener
+    lp, addr = listen(a, once=False, extra=["--idle-timeout-ms", "1500"])
+    d = store("lim-idle", blobs("limi", 1, 500))
+    t = time.monotonic()
+    w = start([W, "iltp", "sync", "--connect", addr, "--ca", f"{PKI}/ca.pem", "--store", d, "--watch"])
+    rc, _, werr = stop(w, timeout=30)
+    took = time.monotonic() - t
+    lp.kill()
+    _, _, lerr = stop(lp)
+    wktest.check("--idle-timeout-ms 1500: the listener closes a silent session at fixed point (1.5..8 s)",
+                 "WK_ERR_HOST_IDLE_TIMEOUT" in lerr.decode("utf-8", "replace") and 1.4 < took < 8,
+                 "connector exit %d after %.1f s" % (rc, took))
+    # --max-memory: the sessions' budget, QUIB carriers' own memory included
+    # (identity both ways: the codecs' memory is not what this checks)
+    lp, addr = listen(a, once=False, extra=["--max-memory", "260k", "--encode", "", "--decode", ""])
+    d = store("lim-mem", blobs("limm", 1, 4 << 20))
+    rc, clog = connect(addr, d, timeout=60, extra=["--encode", "", "--decode", ""])
+    lp.kill()
+    _, _, lerr = stop(lp)
+    wktest.check("--max-memory 260k: the session fails with a typed error, and the connector sees it",
+                 "WK_ERR_HOST_MEMORY_LIMIT" in lerr.decode("utf-8", "replace") and rc != 0,
+                 "exit %d: %s" % (rc, wktest.text(lerr.decode()[-300:])))
+
+
+@test
 def raw_datagrams():
     a = store("raw-a", [])
     lp, addr = listen(a, once=False)

@@ -106,6 +106,7 @@ typedef struct cfg {
 } cfg;
 
 static net *cur_net;
+static size_t max_mem[2]; /* the largest wk_quib_conn_memory seen, per end */
 
 /* Runs the pair until both are closed or the simulated time limit. e[0] server, e[1] client. */
 static void run(qd_end e[2], const cfg *c, net *nw)
@@ -218,6 +219,8 @@ static void run(qd_end e[2], const cfg *c, net *nw)
             if (wk_quib_conn_expiry(e[i].q) <= now) wk_quib_conn_timeout(e[i].q, now);
             qd_step(&e[i]);
             qd_tick(&e[i]);
+            size_t m = wk_quib_conn_memory(e[i].q);
+            if (m > max_mem[i]) max_mem[i] = m;
         }
         if ((e[0].closed || !e[0].q || nw->server_forgot || nw->server_silent) && e[1].closed) break;
     }
@@ -442,8 +445,15 @@ static void test_backpressure(void)
     c.retain[0] = c.retain[1] = 512u << 10;
     qd_end e[2];
     net nw;
+    max_mem[0] = max_mem[1] = 0;
     run(e, &c, &nw);
     expect_synced(e, "small windows");
+    /* retention (512 KiB in 64 KiB chunks) + receive buffer (the 256 KiB window, grown by
+     * doubling) + ngtcp2's state: bounded whatever the Blob size (6 MiB here) */
+    for (int i = 0; i < 2; i++)
+        CHECKF(max_mem[i] < (512u << 10) + 2 * (256u << 10) + (512u << 10), "end %d held %zu bytes", i, max_mem[i]);
+    CHECK(max_mem[0] > (256u << 10)); /* the sender's retention filled */
+    if (getenv("WK_TEST_VERBOSE")) printf("peak memory: server %zu, client %zu\n", max_mem[0], max_mem[1]);
     cleanup(e, &nw);
 }
 
