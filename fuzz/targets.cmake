@@ -20,4 +20,7 @@ set(WK_FUZZ_TARGETS
   moqt_roundtrip
   colloq_binary
   colloq_compile
+  quib_session
 )
+# Targets that drive the host layer (they link wirekit_host and read tests/vectors/quib/).
+set(WK_FUZZ_HOST_TARGETS quib_session)

@@ -461,6 +461,9 @@ static int cb_stateless_reset(ngtcp2_conn *conn, const ngtcp2_pkt_stateless_rese
     return 0;
 }
 
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
 static void log_stderr(void *ud, const char *fmt, ...)
 {
     (void)ud;

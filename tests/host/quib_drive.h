@@ -9,6 +9,7 @@
 #define WK_TEST_QUIB_DRIVE_H
 #include "host/quib_conn.h"
 #include <wirekit/iltp.h>
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,8 @@ struct qd_end {
     void (*hook)(qd_end *e, qd_point at); /* misbehaviours (may be NULL) */
     void *user;
     bool passive;                      /* misbehaving: after the hook, stop driving the session */
+    bool hold;                         /* the owner does not read for now (backpressure) */
+    bool stay;                         /* a connector that stays at fixed point (like --watch) */
     /* state */
     wk_quib_conn *q;
     wk_iltp_session *s;
@@ -223,7 +226,7 @@ static inline void qd_pump(qd_end *e)
         if (e->finished || e->passive) return;
     }
     if ((st == WK_ILTP_SESSION_FIXED_POINT || st == WK_ILTP_SESSION_CLOSED) && idle_io && !e->close_queued &&
-        (!e->server || e->eof_seen)) {
+        ((!e->server && !e->stay) || e->eof_seen)) {
         e->close_queued = true;
         if (wk_iltp_session_close(e->s, &err) != WK_OK) {
             qd_fail(e, &err);
@@ -344,6 +347,7 @@ static inline void qd_step(qd_end *e)
         }
         size_t n;
         const uint8_t *p = wk_quib_conn_peek(e->q, &n);
+        if (e->hold) p = NULL;
         if (p && e->s && !e->finished && !e->passive) {
             size_t used = qd_feed(e, p, n);
             wk_quib_conn_consume(e->q, used);
@@ -374,5 +378,149 @@ static inline void qd_free(qd_end *e)
     qd_store_free(&e->store);
     e->s = NULL;
     e->q = NULL;
+}
+
+/* ---- a network in memory: datagrams with delivery times, a controlled clock ---- */
+typedef struct qd_pkt { uint64_t at; int dir; size_t len; uint8_t d[WK_QUIB_MAX_DATAGRAM]; } qd_pkt;
+enum { QD_DELIVER = 0, QD_DROP, QD_DUP, QD_DELAY };
+
+typedef struct qd_net {
+    qd_pkt *q;
+    size_t n, cap;
+    uint64_t latency;                    /* one way, ns */
+    uint64_t sent[2];                    /* per direction: 0 client->server, 1 server->client */
+    /* what happens to the index-th datagram of a direction (may rewrite p: fuzzing) */
+    int (*fault)(void *ctx, int dir, uint64_t index, qd_pkt *p);
+    void *fault_ctx;
+    bool server_forgot;                  /* the server lost its state: stateless resets */
+    bool server_silent;                  /* the server neither sends nor receives */
+    uint64_t resets;
+    uint8_t reset_secret[WK_QUIB_RESET_SECRET_LEN];
+    wk_quib_addr server_addr, client_addr;
+    wk_quib_params server;               /* template of the server connection (tls, timeouts) */
+    void (*rand)(void *ctx, uint8_t *p, size_t n);
+} qd_net;
+
+static inline void qd_net_enqueue(qd_net *nw, int dir, const uint8_t *d, size_t len, uint64_t at)
+{
+    if (len > WK_QUIB_MAX_DATAGRAM) len = WK_QUIB_MAX_DATAGRAM;
+    if (nw->n == nw->cap) {
+        nw->cap = nw->cap ? nw->cap * 2 : 256;
+        nw->q = realloc(nw->q, nw->cap * sizeof *nw->q);
+    }
+    qd_pkt *p = &nw->q[nw->n++];
+    p->at = at;
+    p->dir = dir;
+    p->len = len;
+    memcpy(p->d, d, len);
+}
+
+static inline void qd_net_transmit(qd_net *nw, int dir, const uint8_t *d, size_t len, uint64_t now)
+{
+    uint64_t idx = nw->sent[dir]++;
+    qd_pkt tmp;
+    tmp.len = len;
+    memcpy(tmp.d, d, len);
+    int f = nw->fault ? nw->fault(nw->fault_ctx, dir, idx, &tmp) : QD_DELIVER;
+    if (f == QD_DROP) return;
+    qd_net_enqueue(nw, dir, tmp.d, tmp.len, now + nw->latency + (f == QD_DELAY ? 5 * nw->latency : 0));
+    if (f == QD_DUP) qd_net_enqueue(nw, dir, tmp.d, tmp.len, now + nw->latency + 1000);
+}
+
+/* Sends one burst of e's datagrams into direction dir. */
+static inline void qd_net_flush(qd_end *e, qd_net *nw, int dir)
+{
+    if (!e->q) return;
+    if (dir == 1 && (nw->server_silent || nw->server_forgot)) return;
+    size_t burst = wk_quib_conn_burst(e->q);
+    uint8_t buf[WK_QUIB_MAX_DATAGRAM];
+    for (size_t i = 0; i < burst; i++) {
+        size_t n = wk_quib_conn_send(e->q, buf, sizeof buf, e->now);
+        if (!n) break;
+        qd_net_transmit(nw, dir, buf, n, e->now);
+    }
+    wk_quib_conn_sent(e->q, e->now);
+}
+
+static inline bool qd_server_gone(const qd_net *nw) { return nw->server_forgot || nw->server_silent; }
+
+/* One step of the pair e[0] (server) and e[1] (client, created by the caller): both send, the
+ * clock moves to the next event (never past limit), due datagrams arrive (the server connection
+ * is made from the first client Initial), timers run, both endpoints handle their events.
+ * Returns false when nothing can happen before limit. */
+static inline bool qd_pair_step(qd_end e[2], qd_net *nw, uint64_t *now, uint64_t limit)
+{
+    qd_net_flush(&e[1], nw, 0);
+    qd_net_flush(&e[0], nw, 1);
+    uint64_t next = UINT64_MAX;
+    for (size_t i = 0; i < nw->n; i++)
+        if (nw->q[i].at < next) next = nw->q[i].at;
+    for (int i = 0; i < 2; i++)
+        if (e[i].q && !(i == 0 && qd_server_gone(nw))) {
+            uint64_t x = wk_quib_conn_expiry(e[i].q);
+            if (x < next) next = x;
+        }
+    if (next == UINT64_MAX || next > limit) return false;
+    if (next > *now) *now = next;
+    e[0].now = e[1].now = *now;
+    for (;;) { /* deliver due datagrams in order of time */
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i < nw->n; i++)
+            if (nw->q[i].at <= *now && (best == SIZE_MAX || nw->q[i].at < nw->q[best].at)) best = i;
+        if (best == SIZE_MAX) break;
+        qd_pkt p0 = nw->q[best];
+        nw->q[best] = nw->q[--nw->n];
+        if (p0.dir == 1) {
+            if (e[1].q) wk_quib_conn_recv(e[1].q, &nw->server_addr, p0.d, p0.len, *now);
+            continue;
+        }
+        if (nw->server_silent) continue;
+        if (nw->server_forgot) {
+            wk_quib_dgram d;
+            if (wk_quib_dgram_parse(p0.d, p0.len, &d) == 0 && !d.long_header) {
+                uint8_t r[64], rb[40];
+                nw->rand(NULL, rb, sizeof rb);
+                size_t rn = wk_quib_write_stateless_reset(r, sizeof r, nw->reset_secret, d.dcid, d.dcid_len, p0.len,
+                                                          rb, sizeof rb);
+                if (rn) {
+                    qd_net_enqueue(nw, 1, r, rn, *now + nw->latency);
+                    nw->resets++;
+                }
+            }
+            continue;
+        }
+        if (!e[0].q) {
+            if (!wk_quib_dgram_is_initial(p0.d, p0.len)) continue;
+            wk_quib_params sp = nw->server;
+            sp.server = true;
+            sp.local = nw->server_addr;
+            sp.remote = nw->client_addr;
+            sp.initial = p0.d;
+            sp.initial_len = p0.len;
+            sp.reset_secret = nw->reset_secret;
+            sp.rand = nw->rand;
+            wk_error err;
+            e[0].q = wk_quib_conn_create(&sp, *now, &err);
+            if (!e[0].q) continue;
+        }
+        wk_quib_conn_recv(e[0].q, &nw->client_addr, p0.d, p0.len, *now);
+    }
+    for (int i = 0; i < 2; i++) {
+        if (!e[i].q || (i == 0 && qd_server_gone(nw))) continue;
+        if (wk_quib_conn_expiry(e[i].q) <= *now) wk_quib_conn_timeout(e[i].q, *now);
+        qd_step(&e[i]);
+        qd_tick(&e[i]);
+    }
+    return true;
+}
+
+static inline void qd_make_addr(wk_quib_addr *a, uint16_t port)
+{
+    struct sockaddr_in *in = (struct sockaddr_in *)&a->ss;
+    memset(a, 0, sizeof *a);
+    in->sin_family = AF_INET;
+    in->sin_port = htons(port);
+    in->sin_addr.s_addr = htonl(0x7f000001);
+    a->len = sizeof *in;
 }
 #endif

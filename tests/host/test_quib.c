@@ -25,71 +25,11 @@ static void det_rand(void *ctx, uint8_t *p, size_t n)
     }
 }
 
-/* ---- the network: datagrams with delivery times; faults by per-direction packet index ---- */
-typedef struct pkt { uint64_t at; int dir; size_t len; uint8_t d[WK_QUIB_MAX_DATAGRAM]; } pkt;
-enum { DELIVER = 0, DROP, DUP, DELAY };
-typedef struct net {
-    pkt *q;
-    size_t n, cap;
-    uint64_t latency;
-    uint64_t sent[2];                    /* per direction: 0 client->server, 1 server->client */
-    int (*fault)(int dir, uint64_t index, const pkt *p);
-    bool server_forgot;                  /* the server lost its state: answer with stateless resets */
-    bool server_silent;                  /* the server neither sends nor receives */
-    uint64_t resets;
-} net;
-
 static uint8_t reset_secret[WK_QUIB_RESET_SECRET_LEN] = {7, 7, 7};
 static wk_quib_addr addr_server, addr_client;
-
-static void enqueue(net *nw, int dir, const uint8_t *d, size_t len, uint64_t at)
-{
-    if (nw->n == nw->cap) {
-        nw->cap = nw->cap ? nw->cap * 2 : 256;
-        nw->q = realloc(nw->q, nw->cap * sizeof *nw->q);
-    }
-    pkt *p = &nw->q[nw->n++];
-    p->at = at;
-    p->dir = dir;
-    p->len = len;
-    memcpy(p->d, d, len);
-}
-
-static void transmit(net *nw, int dir, const uint8_t *d, size_t len, uint64_t now)
-{
-    uint64_t idx = nw->sent[dir]++;
-    pkt tmp;
-    tmp.len = len;
-    memcpy(tmp.d, d, len);
-    int f = nw->fault ? nw->fault(dir, idx, &tmp) : DELIVER;
-    if (f == DROP) return;
-    enqueue(nw, dir, d, len, now + nw->latency + (f == DELAY ? 5 * nw->latency : 0));
-    if (f == DUP) enqueue(nw, dir, d, len, now + nw->latency + 1000);
-}
-
-static void flush(qd_end *e, net *nw, int dir)
-{
-    if (!e->q) return;
-    if (dir == 1 && (nw->server_silent || nw->server_forgot)) return;
-    size_t burst = wk_quib_conn_burst(e->q);
-    uint8_t buf[WK_QUIB_MAX_DATAGRAM];
-    for (size_t i = 0; i < burst; i++) {
-        size_t n = wk_quib_conn_send(e->q, buf, sizeof buf, e->now);
-        if (!n) break;
-        transmit(nw, dir, buf, n, e->now);
-    }
-    wk_quib_conn_sent(e->q, e->now);
-}
-
-static void make_addr(wk_quib_addr *a, uint16_t port)
-{
-    struct sockaddr_in *in = (struct sockaddr_in *)&a->ss;
-    memset(a, 0, sizeof *a);
-    in->sin_family = AF_INET;
-    in->sin_port = htons(port);
-    in->sin_addr.s_addr = htonl(0x7f000001);
-    a->len = sizeof *in;
-}
+typedef qd_pkt pkt;
+typedef qd_net net;
+enum { DELIVER = QD_DELIVER, DROP = QD_DROP, DUP = QD_DUP, DELAY = QD_DELAY };
 
 typedef struct cfg {
     const char *dec[2], *enc[2];         /* [0] server, [1] client */
@@ -100,7 +40,7 @@ typedef struct cfg {
     uint64_t hs_ms;
     size_t window[2], retain[2];
     void (*hook)(qd_end *e, qd_point at);
-    int (*fault)(int dir, uint64_t index, const pkt *p);
+    int (*fault)(void *ctx, int dir, uint64_t index, pkt *p);
     int blobs[2];                        /* count of 3000-byte Blobs on each side */
     size_t bulk[2];                      /* one Blob of this size on each side (0: none) */
 } cfg;
@@ -116,6 +56,16 @@ static void run(qd_end e[2], const cfg *c, net *nw)
     cur_net = nw;
     nw->latency = 1000000; /* 1 ms each way */
     nw->fault = c->fault;
+    nw->rand = det_rand;
+    memcpy(nw->reset_secret, reset_secret, sizeof reset_secret);
+    nw->server_addr = addr_server;
+    nw->client_addr = addr_client;
+    nw->server.tls = server_tls;
+    nw->server.idle_timeout_ms = c->idle_ms[0];
+    nw->server.handshake_timeout_ms = c->hs_ms;
+    nw->server.stream_window = c->window[0];
+    nw->server.retain_max = c->retain[0];
+    nw->server.alpn = c->alpn[0];
     uint64_t now = 1000000000ull;
     for (int i = 0; i < 2; i++) {
         e[i].server = i == 0;
@@ -147,82 +97,12 @@ static void run(qd_end e[2], const cfg *c, net *nw)
     }
     uint64_t limit = now + 120ull * 1000000000ull;
     for (int step = 0; step < 2000000; step++) {
-        flush(&e[1], nw, 0);
-        flush(&e[0], nw, 1);
-        /* the next moment anything happens */
-        uint64_t next = UINT64_MAX;
-        for (size_t i = 0; i < nw->n; i++)
-            if (nw->q[i].at < next) next = nw->q[i].at;
-        for (int i = 0; i < 2; i++)
-            if (e[i].q && !(i == 0 && (nw->server_forgot || nw->server_silent))) {
-                uint64_t x = wk_quib_conn_expiry(e[i].q);
-                if (x < next) next = x;
-            }
-        if (next == UINT64_MAX || next > limit) break;
-        if (next > now) now = next;
-        e[0].now = e[1].now = now;
-        /* deliver due datagrams in order of time */
-        for (;;) {
-            size_t best = SIZE_MAX;
-            for (size_t i = 0; i < nw->n; i++)
-                if (nw->q[i].at <= now && (best == SIZE_MAX || nw->q[i].at < nw->q[best].at)) best = i;
-            if (best == SIZE_MAX) break;
-            pkt p0 = nw->q[best];
-            nw->q[best] = nw->q[--nw->n];
-            if (p0.dir == 1) {
-                if (e[1].q) wk_quib_conn_recv(e[1].q, &addr_server, p0.d, p0.len, now);
-                continue;
-            }
-            /* to the server */
-            if (nw->server_silent) continue;
-            if (nw->server_forgot) {
-                wk_quib_dgram d;
-                if (wk_quib_dgram_parse(p0.d, p0.len, &d) == 0 && !d.long_header) {
-                    uint8_t r[64], rb[40];
-                    det_rand(NULL, rb, sizeof rb);
-                    size_t rn = wk_quib_write_stateless_reset(r, sizeof r, reset_secret, d.dcid, d.dcid_len, p0.len, rb,
-                                                              sizeof rb);
-                    if (rn) {
-                        enqueue(nw, 1, r, rn, now + nw->latency);
-                        nw->resets++;
-                    }
-                }
-                continue;
-            }
-            if (!e[0].q) {
-                if (!wk_quib_dgram_is_initial(p0.d, p0.len)) continue;
-                wk_quib_params sp;
-                memset(&sp, 0, sizeof sp);
-                sp.server = true;
-                sp.tls = server_tls;
-                sp.local = addr_server;
-                sp.remote = addr_client;
-                sp.initial = p0.d;
-                sp.initial_len = p0.len;
-                sp.reset_secret = reset_secret;
-                sp.rand = det_rand;
-                sp.idle_timeout_ms = c->idle_ms[0];
-                sp.handshake_timeout_ms = c->hs_ms;
-                sp.stream_window = c->window[0];
-                sp.retain_max = c->retain[0];
-                sp.alpn = c->alpn[0];
-                e[0].q = wk_quib_conn_create(&sp, now, &err);
-                if (!e[0].q) {
-                    fprintf(stderr, "server create: %s\n", err.msg);
-                    return;
-                }
-            }
-            wk_quib_conn_recv(e[0].q, &addr_client, p0.d, p0.len, now);
-        }
+        if (!qd_pair_step(e, nw, &now, limit)) break;
         for (int i = 0; i < 2; i++) {
-            if (!e[i].q || (i == 0 && (nw->server_forgot || nw->server_silent))) continue;
-            if (wk_quib_conn_expiry(e[i].q) <= now) wk_quib_conn_timeout(e[i].q, now);
-            qd_step(&e[i]);
-            qd_tick(&e[i]);
-            size_t m = wk_quib_conn_memory(e[i].q);
+            size_t m = e[i].q ? wk_quib_conn_memory(e[i].q) : 0;
             if (m > max_mem[i]) max_mem[i] = m;
         }
-        if ((e[0].closed || !e[0].q || nw->server_forgot || nw->server_silent) && e[1].closed) break;
+        if ((e[0].closed || !e[0].q || qd_server_gone(nw)) && e[1].closed) break;
     }
 }
 
@@ -278,23 +158,26 @@ static void test_pairings(void)
 }
 
 /* ---- loss, reordering, duplication at chosen points ---- */
-static int f_drop_first_initial(int dir, uint64_t i, const pkt *p) { (void)p; return dir == 0 && i == 0 ? DROP : DELIVER; }
-static int f_drop_server_flight(int dir, uint64_t i, const pkt *p) { (void)p; return dir == 1 && i <= 1 ? DROP : DELIVER; }
-static int f_mixed(int dir, uint64_t i, const pkt *p)
+static int f_drop_first_initial(void *ctx, int dir, uint64_t i, pkt *p) { (void)ctx; (void)p; return dir == 0 && i == 0 ? DROP : DELIVER; }
+static int f_drop_server_flight(void *ctx, int dir, uint64_t i, pkt *p) { (void)ctx; (void)p; return dir == 1 && i <= 1 ? DROP : DELIVER; }
+static int f_mixed(void *ctx, int dir, uint64_t i, pkt *p)
 {
+    (void)ctx;
     (void)p;
     if (dir == 0) return i == 3 || i == 9 ? DROP : i % 7 == 5 ? DUP : i % 11 == 4 ? DELAY : DELIVER;
     return i == 2 || i == 40 || i == 41 || i == 300 ? DROP : i % 13 == 6 ? DUP : i % 17 == 3 ? DELAY : DELIVER;
 }
-static int f_bulk_loss(int dir, uint64_t i, const pkt *p)
+static int f_bulk_loss(void *ctx, int dir, uint64_t i, pkt *p)
 {
+    (void)ctx;
     (void)p;
     if (i < 6) return DELIVER;
     return (i % 29 == 0) ? DROP : (i % 31 == 0) ? DELAY : (dir == 1 && i % 37 == 0) ? DUP : DELIVER;
 }
 static uint64_t last_idx[2];
-static int f_drop_tail(int dir, uint64_t i, const pkt *p)
+static int f_drop_tail(void *ctx, int dir, uint64_t i, pkt *p)
 {
+    (void)ctx;
     (void)p;
     /* drop every server datagram past its index last_idx (the end of the session): FIN, close */
     return dir == 1 && i >= last_idx[1] && i < last_idx[1] + 3 ? DROP : DELIVER;
@@ -302,7 +185,7 @@ static int f_drop_tail(int dir, uint64_t i, const pkt *p)
 
 static void test_faults(void)
 {
-    struct { int (*f)(int, uint64_t, const pkt *); const char *name; int blobs; size_t bulk; } cases[] = {
+    struct { int (*f)(void *, int, uint64_t, pkt *); const char *name; int blobs; size_t bulk; } cases[] = {
         {f_drop_first_initial, "client Initial lost", 4, 0},
         {f_drop_server_flight, "server's first flight lost", 4, 0},
         {f_mixed, "loss, duplication and reordering", 30, 200000},
@@ -424,7 +307,7 @@ static void test_outcomes(void)
     cleanup(e, &nw);
 }
 
-static int f_server_mute(int dir, uint64_t i, const pkt *p) { (void)i; (void)p; return dir == 1 ? DROP : DELIVER; }
+static int f_server_mute(void *ctx, int dir, uint64_t i, pkt *p) { (void)ctx; (void)i; (void)p; return dir == 1 ? DROP : DELIVER; }
 
 static void test_handshake_timeout(void)
 {
@@ -478,8 +361,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "credentials: %s\n", err.msg);
         return 1;
     }
-    make_addr(&addr_server, 4790);
-    make_addr(&addr_client, 50000);
+    qd_make_addr(&addr_server, 4790);
+    qd_make_addr(&addr_client, 50000);
     test_pairings();
     test_faults();
     test_outcomes();
