@@ -73,6 +73,9 @@ struct quib_ep {
     uint64_t reset_window;          /* stateless reset rate limit: second and count */
     int resets_in_window;
     quib_carrier *only;             /* a connector's one carrier */
+    uv_check_t check;               /* services the connections datagrams arrived for */
+    quib_carrier *dirty;            /* ... listed here until then */
+    int handles;                    /* open libuv handles (the socket, the check) */
 };
 
 struct quib_carrier {
@@ -93,6 +96,8 @@ struct quib_carrier {
     bool writing, written_due;
     bool setup_failed;              /* start() failed: failed() follows from the loop */
     wk_error setup_err;
+    bool dirty;                     /* datagrams arrived: serviced after this poll's batch */
+    quib_carrier *dirty_next;
 };
 
 static uint64_t now_ns(void) { return uv_hrtime(); }
@@ -222,6 +227,7 @@ static bool ep_send(quib_ep *ep, const wk_quib_addr *to, const uint8_t *d, size_
 static void on_ep_closed(uv_handle_t *h)
 {
     quib_ep *ep = h->data;
+    if (--ep->handles > 0) return;
     for (size_t i = 0; i < ep->nbuckets; i++)
         for (cid_entry *e = ep->buckets[i], *next; e; e = next) {
             next = e->next;
@@ -236,15 +242,21 @@ static void on_ep_closed(uv_handle_t *h)
 static void ep_release(quib_ep *ep)
 {
     if (ep->refs > 0 || ep->pending > 0) return;
+    ep->udp.data = ep;
+    ep->check.data = ep;
+    ep->handles = 1; /* ours, dropped below */
     if (ep->udp_init) {
         ep->udp_init = false;
+        ep->handles++;
         uv_udp_recv_stop(&ep->udp);
-        ep->udp.data = ep;
         uv_close((uv_handle_t *)&ep->udp, on_ep_closed);
-    } else {
-        ep->udp.data = ep;
-        on_ep_closed((uv_handle_t *)&ep->udp);
     }
+    if (!uv_is_closing((uv_handle_t *)&ep->check)) {
+        ep->handles++;
+        uv_check_stop(&ep->check);
+        uv_close((uv_handle_t *)&ep->check, on_ep_closed);
+    }
+    on_ep_closed((uv_handle_t *)&ep->udp);
 }
 
 static void ep_unref(quib_ep *ep)
@@ -300,6 +312,14 @@ static void release(quib_carrier *qc)
 {
     if (qc->released) return;
     qc->released = true;
+    if (qc->dirty) {
+        for (quib_carrier **pp = &qc->ep->dirty; *pp; pp = &(*pp)->dirty_next)
+            if (*pp == qc) {
+                *pp = qc->dirty_next;
+                break;
+            }
+        qc->dirty = false;
+    }
     cid_remove_all(qc->ep, qc);
     if (qc->ep->only == qc) qc->ep->only = NULL;
     uv_timer_stop(&qc->timer);
@@ -403,7 +423,7 @@ static void service(quib_carrier *qc)
         wk_quib_event ev = wk_quib_conn_poll(qc->q);
         if (ev != WK_QUIB_EV_NONE) busy = true;
         if (qc->closing) {
-            if (ev == WK_QUIB_EV_CLOSED) {
+            if (ev == WK_QUIB_EV_CLOSED || wk_quib_conn_done(qc->q)) { /* CLOSED may have come first */
                 release(qc);
                 return;
             }
@@ -424,14 +444,17 @@ static void service(quib_carrier *qc)
             continue;
         case WK_QUIB_EV_SHUT: qc->c.ev->shut(&qc->c); continue;
         case WK_QUIB_EV_ENDED: qc->c.ev->ended(&qc->c); continue;
-        case WK_QUIB_EV_CLOSED:
-            if (!qc->dead) { /* closed without a failure report: the transport is gone */
+        case WK_QUIB_EV_CLOSED: {
+            /* over without a failure: a settled peer close or reset waits for the owner's own
+             * completion (ended() and shut() came); anything else means the transport is gone */
+            if (!qc->dead && !wk_quib_conn_settled(qc->q)) {
                 wk_error e;
                 wk_error_set(&e, WK_ERR_HOST_READ, WK_NO_OFFSET, "the QUIC connection closed");
                 qc->dead = true;
                 qc->c.ev->failed(&qc->c, &e);
             }
             continue;
+        }
         case WK_QUIB_EV_NONE: break;
         }
         if (qc->written_due && !qc->dead) {
@@ -603,6 +626,31 @@ static void stateless_reset(quib_ep *ep, const wk_quib_dgram *d, size_t len, con
     if (n) ep_send(ep, from, buf, n);
 }
 
+/* After the poll phase: every connection that received datagrams in this iteration is serviced
+ * once (its acknowledgements and replies written together, owner callbacks run). */
+static void on_check(uv_check_t *h)
+{
+    quib_ep *ep = h->data;
+    uv_check_stop(&ep->check);
+    quib_carrier *list = ep->dirty;
+    ep->dirty = NULL;
+    while (list) {
+        quib_carrier *qc = list;
+        list = qc->dirty_next;
+        qc->dirty = false;
+        service(qc); /* a released carrier's memory lives until its handles' close callbacks */
+    }
+}
+
+static void mark_dirty(quib_carrier *qc)
+{
+    if (qc->dirty || qc->released) return;
+    qc->dirty = true;
+    qc->dirty_next = qc->ep->dirty;
+    qc->ep->dirty = qc;
+    uv_check_start(&qc->ep->check, on_check);
+}
+
 static void on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *b, const struct sockaddr *from, unsigned flags)
 {
     quib_ep *ep = h->data;
@@ -617,7 +665,7 @@ static void on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *b, const struct 
         quib_carrier *qc = ep->only;
         if (!qc || !qc->q || qc->released) return;
         wk_quib_conn_recv(qc->q, &src, p, n, now_ns());
-        service(qc);
+        mark_dirty(qc);
         return;
     }
     wk_quib_dgram d;
@@ -635,7 +683,7 @@ static void on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *b, const struct 
     if (qc) {
         if (!qc->q || qc->released) return; /* not started yet, or going */
         wk_quib_conn_recv(qc->q, &src, p, n, now_ns());
-        service(qc);
+        mark_dirty(qc);
         return;
     }
     if (!d.long_header) {
@@ -696,6 +744,8 @@ static quib_ep *ep_new(wk_host_loop *loop, const wk_carrier_config *cfg)
     if (!ep->cfg.transport_timeout_ms) ep->cfg.transport_timeout_ms = WK_CARRIER_TRANSPORT_TIMEOUT_MS;
     ep->refs = 1;
     ep->udp.data = ep;
+    uv_check_init(loop->uv, &ep->check);
+    ep->check.data = ep;
     return ep;
 }
 

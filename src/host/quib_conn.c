@@ -124,6 +124,7 @@ struct wk_quib_conn {
     bool failed;
     wk_error fail;
     bool got_reset;
+    bool peer_settled;         /* PeerClose or PeerStatelessReset after authorization */
     /* our CONNECTION_CLOSE: what to send when we close because of a local verdict */
     bool close_set;
     ngtcp2_connection_close_error ccerr;
@@ -210,8 +211,13 @@ static void tx_release(wk_quib_conn *q)
     }
 }
 
+/* The peer settled the connection after authorization (PeerClose, PeerStatelessReset): what we
+ * still write (our end mark) cannot reach it, and the committed result stands. */
+static bool settled(const wk_quib_conn *q) { return !q->failed && q->peer_settled; }
+
 size_t wk_quib_conn_room(const wk_quib_conn *q)
 {
+    if (settled(q)) return SIZE_MAX;
     if (q->failed || q->fin_req || q->phase != PH_ACTIVE) return 0;
     uint64_t held = q->tx_end - q->tx_acked;
     return held >= q->p.retain_max ? 0 : (size_t)(q->p.retain_max - held);
@@ -219,6 +225,7 @@ size_t wk_quib_conn_room(const wk_quib_conn *q)
 
 size_t wk_quib_conn_write(wk_quib_conn *q, const uint8_t *p, size_t n)
 {
+    if (settled(q)) return n; /* dropped: see settled() */
     size_t room = wk_quib_conn_room(q), done = 0;
     if (n > room) n = room;
     while (done < n) {
@@ -705,8 +712,9 @@ static void peer_closed(wk_quib_conn *q)
     if (q->got_reset) {
         if (q->authorized) {
             if (!q->end_cause) q->end_cause = 'R';
+            q->peer_settled = true;
             q->ended_pending = true;
-            q->shut_pending = q->fin_req && !q->fin_acked;
+            if (q->fin_req && !q->fin_acked) q->shut_pending = true; /* never clears one already due */
         } else {
             fail(q, WK_ERR_HOST_QUIB_STATELESS_RESET, "stateless reset from the peer before settlement was authorized");
         }
@@ -723,8 +731,9 @@ static void peer_closed(wk_quib_conn *q)
                  (unsigned long long)ce.error_code, reason);
         } else if (q->authorized) {
             if (!q->end_cause) q->end_cause = 'C';
+            q->peer_settled = true;
             q->ended_pending = true;
-            q->shut_pending = q->fin_req && !q->fin_acked;
+            if (q->fin_req && !q->fin_acked) q->shut_pending = true; /* never clears one already due */
         } else {
             q->failed = true;
             wk_error_set(&q->fail, WK_ERR_ILTP_PREMATURE_EOF, WK_NO_OFFSET,
@@ -975,6 +984,8 @@ const uint8_t *wk_quib_conn_exporter(const wk_quib_conn *q) { return q->exporter
 char wk_quib_conn_end_cause(const wk_quib_conn *q) { return q->end_cause; }
 bool wk_quib_conn_opened(const wk_quib_conn *q) { return q->hs_done; }
 bool wk_quib_conn_authorized(const wk_quib_conn *q) { return q->authorized; }
+bool wk_quib_conn_done(const wk_quib_conn *q) { return q->phase == PH_DONE; }
+bool wk_quib_conn_settled(const wk_quib_conn *q) { return settled(q); }
 
 /* ---- the stream ---- */
 const uint8_t *wk_quib_conn_peek(wk_quib_conn *q, size_t *n)
@@ -997,6 +1008,11 @@ void wk_quib_conn_consume(wk_quib_conn *q, size_t n)
 
 wk_code wk_quib_conn_shutdown(wk_quib_conn *q, uint64_t now, wk_error *err)
 {
+    if (settled(q)) { /* nothing more can be sent, and the peer is done: the finish is complete */
+        q->fin_req = true;
+        q->shut_pending = true;
+        return WK_OK;
+    }
     if (q->failed || q->phase != PH_ACTIVE || !q->hs_done)
         return wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, "quib half-close not possible now");
     if (q->fin_req) return WK_OK;

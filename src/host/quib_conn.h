@@ -138,6 +138,11 @@ char wk_quib_conn_end_cause(const wk_quib_conn *q);
 bool wk_quib_conn_opened(const wk_quib_conn *q);
 /* True once authorization took effect (authorize() and every byte in the send stream). */
 bool wk_quib_conn_authorized(const wk_quib_conn *q);
+/* True once closing or draining is over (CLOSED was or will be reported): nothing more happens. */
+bool wk_quib_conn_done(const wk_quib_conn *q);
+/* True once the peer settled the connection after authorization (a zero-code application close
+ * or an authenticated stateless reset), whatever ended its direction first. */
+bool wk_quib_conn_settled(const wk_quib_conn *q);
 
 /* ---- the ILTP stream ---- */
 /* Received bytes waiting for the owner: *n of them at the returned pointer (valid until the next
@@ -145,7 +150,9 @@ bool wk_quib_conn_authorized(const wk_quib_conn *q);
 const uint8_t *wk_quib_conn_peek(wk_quib_conn *q, size_t *n);
 /* The owner consumed n of the peeked bytes: returns n bytes of stream and connection credit. */
 void wk_quib_conn_consume(wk_quib_conn *q, size_t n);
-/* Bytes write() accepts now. */
+/* Bytes write() accepts now. After the peer settled the connection (PeerClose or
+ * PeerStatelessReset after authorization) write() takes everything and drops it, and shutdown()
+ * completes at once: the committed result stands and nothing more can reach the peer. */
 size_t wk_quib_conn_room(const wk_quib_conn *q);
 /* Copies up to room() bytes of p[0..n) into retention; returns how many. 0 after shutdown or a
  * failure. */

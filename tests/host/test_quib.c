@@ -39,7 +39,8 @@ typedef struct cfg {
     uint64_t idle_ms[2];
     uint64_t hs_ms;
     size_t window[2], retain[2];
-    void (*hook)(qd_end *e, qd_point at);
+    void (*hook)(qd_end *e, qd_point at);   /* the server's */
+    void (*chook)(qd_end *e, qd_point at);  /* the client's */
     int (*fault)(void *ctx, int dir, uint64_t index, pkt *p);
     int blobs[2];                        /* count of 3000-byte Blobs on each side */
     size_t bulk[2];                      /* one Blob of this size on each side (0: none) */
@@ -72,7 +73,7 @@ static void run(qd_end e[2], const cfg *c, net *nw)
         e[i].decode = c->dec[i] ? c->dec[i] : "deflate12c,zstd20c";
         e[i].encode = c->enc[i] ? c->enc[i] : "zstd20c,deflate12c";
         e[i].assurance = WK_ILTP_ASSURANCE_CHANNEL_BOUND;
-        e[i].hook = i == 0 ? c->hook : NULL;
+        e[i].hook = i == 0 ? c->hook : c->chook;
         e[i].now = now;
         qd_store_fill(&e[i].store, i + 1, c->blobs[i], 3000);
         if (c->bulk[i]) qd_store_fill(&e[i].store, 10 + i, 1, c->bulk[i]);
@@ -229,6 +230,11 @@ static void h_stop_sending(qd_end *e, qd_point at) { if (at == QD_ESTABLISHED) w
 static void h_forget_early(qd_end *e, qd_point at) { if (at == QD_ESTABLISHED) cur_net->server_forgot = true, e->passive = true; }
 static void h_forget_late(qd_end *e, qd_point at) { if (at == QD_ENDED) cur_net->server_forgot = true, e->passive = true; }
 static void h_close0_late(qd_end *e, qd_point at) { if (at == QD_ENDED) wk_quib_conn_close_app(e->q, 0, e->now), e->passive = true; }
+/* the client closes with code 0 as soon as it is authorized, before its own FIN */
+static void h_client_close0_authorized(qd_end *e, qd_point at)
+{
+    if (at == QD_FIXED_POINT) wk_quib_conn_close_app(e->q, 0, e->now), e->passive = true;
+}
 static void h_silent(qd_end *e, qd_point at) { if (at == QD_ESTABLISHED) cur_net->server_silent = true, e->passive = true; }
 
 static void outcome(const cfg *c, wk_code want_client, wk_code want_server, const char *label)
@@ -305,6 +311,26 @@ static void test_outcomes(void)
     CHECKF(clean(&e[1]) && wk_quib_conn_end_cause(e[1].q) == 'C', "close 0 after authorization: client %s, cause %c",
            e[1].outcome, wk_quib_conn_end_cause(e[1].q));
     cleanup(e, &nw);
+    /* the listener side: a zero-code close after its authorization, before it half-closed: it
+     * ends cleanly, its end mark and FIN dropped (the committed result stands) */
+    x = c;
+    x.enc[0] = x.enc[1] = "";
+    x.chook = h_client_close0_authorized;
+    int settled_runs = 0;
+    for (int k = 0; k < 6; k++) {
+        x.blobs[0] = 2 + k;
+        run(e, &x, &nw);
+        if (wk_quib_conn_authorized(e[0].q)) {
+            settled_runs++;
+            CHECKF(clean(&e[0]) && wk_quib_conn_end_cause(e[0].q) == 'C', "server after the client's early close 0: %s",
+                   e[0].outcome);
+            CHECKF(e[0].closed, "server closed");
+        } else { /* the close overtook the server's fixed point: premature */
+            CHECKF(e[0].err.code == WK_ERR_ILTP_PREMATURE_EOF, "server: %s", e[0].outcome);
+        }
+        cleanup(e, &nw);
+    }
+    CHECKF(settled_runs > 0, "no run had the server authorized before the close");
 }
 
 static int f_server_mute(void *ctx, int dir, uint64_t i, pkt *p) { (void)ctx; (void)i; (void)p; return dir == 1 ? DROP : DELIVER; }
