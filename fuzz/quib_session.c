@@ -5,7 +5,7 @@
  * A QUIC handshake costs about 0.7 ms of CPU (two X25519, an ECDSA signature and two
  * verifications), a hundred times what one input's operations cost, so the pair is kept across
  * inputs: it is made (handshake, ChannelBound sessions, a sync to fixed point; the connector stays
- * there like --watch) when the previous pair ended or after 32 inputs, and each input then works
+ * there like --watch) when the previous pair ended or after 256 inputs, and each input then works
  * on the live pair. An input is a list of operations [op][len][len bytes]:
  *   op % 8 == 0   the bytes as one datagram to the server
  *             1   the bytes as one datagram to the client
@@ -141,7 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(server_tls && client_tls);
     }
     pending_mut.armed = false;
-    if (!alive || ++uses > 32) pair_make();
+    if (!alive || ++uses > 256) pair_make();
     size_t pos = 0;
     while (pos + 2 <= size) {
         uint8_t op = data[pos] % 8;
