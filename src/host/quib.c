@@ -5,7 +5,10 @@
  * header lists the QUIB decisions). This file is its I/O: a UDP socket on the event loop, one
  * libuv timer per connection armed at the connection's expiry (retransmission, acknowledgement,
  * idle, pacing and finish deadlines), bursts of at most ngtcp2's send quantum per wakeup
- * (ngtcp2's pacing), and the events of the carrier interface.
+ * (ngtcp2's pacing), and the events of the carrier interface. A burst of equal-sized datagrams
+ * leaves in one sendmsg with UDP generic segmentation offload (UDP_SEGMENT, datagram by datagram
+ * where the kernel refuses it), and datagrams arrive in batches (recvmmsg); each connection that
+ * received some is serviced once per batch.
  *
  * A listener serves many connections on one UDP socket. Datagrams are routed by destination
  * connection ID: every ID a connection issues (and the client's original one) is in a hash table.
@@ -26,13 +29,17 @@
  * order; bytes it does not consume stay in the connection, which returns no credit for them. */
 #include "carrier.h"
 #include "quib_conn.h"
+#include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 
-#define RECV_BUF 65536
+#define RECV_BUF (16 * 65536)      /* 16 datagrams per recvmmsg */
 #define SOCK_BUF (4u << 20)
 #define PENDING_MAX 64              /* datagrams queued while the socket would block */
 #define RESETS_PER_SECOND 64
@@ -72,6 +79,7 @@ struct quib_ep {
     int pending;                    /* datagrams queued with uv_udp_send */
     uint64_t reset_window;          /* stateless reset rate limit: second and count */
     int resets_in_window;
+    bool no_gso;                    /* the kernel refused UDP_SEGMENT: datagram by datagram */
     quib_carrier *only;             /* a connector's one carrier */
     uv_check_t check;               /* services the connections datagrams arrived for */
     quib_carrier *dirty;            /* ... listed here until then */
@@ -379,17 +387,82 @@ static void arm(quib_carrier *qc)
 }
 
 /* Writes what the connection has to send, in one burst. */
+/* A burst of datagrams of one size (the last may be shorter) to one destination, in one
+ * sendmsg with UDP generic segmentation offload when the kernel has it; datagram by datagram
+ * (ep_send, which queues what would block) otherwise. Returns false when the socket is backed
+ * up. */
+static bool ep_send_burst(quib_ep *ep, const wk_quib_addr *to, const uint8_t *buf, size_t seg, size_t count,
+                          size_t total)
+{
+#ifdef UDP_SEGMENT
+    if (count > 1 && !ep->no_gso && ep->pending == 0) {
+        uv_os_fd_t fd;
+        if (uv_fileno((const uv_handle_t *)&ep->udp, &fd) == 0) {
+            struct iovec iov = {(void *)buf, total};
+            union { char b[CMSG_SPACE(sizeof(uint16_t))]; struct cmsghdr align; } ctl;
+            struct msghdr m;
+            memset(&m, 0, sizeof m);
+            if (ep->listening) {
+                m.msg_name = (void *)&to->ss;
+                m.msg_namelen = to->len;
+            }
+            m.msg_iov = &iov;
+            m.msg_iovlen = 1;
+            m.msg_control = ctl.b;
+            m.msg_controllen = sizeof ctl.b;
+            struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+            cm->cmsg_level = SOL_UDP;
+            cm->cmsg_type = UDP_SEGMENT;
+            cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+            uint16_t gso = (uint16_t)seg;
+            memcpy(CMSG_DATA(cm), &gso, sizeof gso);
+            ssize_t r;
+            do r = sendmsg(fd, &m, 0);
+            while (r < 0 && errno == EINTR);
+            if (r == (ssize_t)total) return true;
+            if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS) ep->no_gso = true;
+            /* would block, or no GSO here: one by one below (queued as needed) */
+        }
+    }
+#endif
+    for (size_t i = 0, off = 0; i < count; i++, off += seg) {
+        size_t n = i + 1 < count ? seg : total - off;
+        if (!ep_send(ep, to, buf + off, n)) return false;
+    }
+    return true;
+}
+
+#define BURST_MAX 64
+static uint8_t burst_buf[BURST_MAX * WK_QUIB_MAX_DATAGRAM]; /* the loop's one burst (one thread) */
+
+/* Writes what the connection has to send, in one burst of at most ngtcp2's send quantum. */
 static void flush(quib_carrier *qc)
 {
     if (!qc->q) return;
     uint64_t now = now_ns();
     size_t burst = wk_quib_conn_burst(qc->q);
-    uint8_t buf[WK_QUIB_MAX_DATAGRAM];
-    for (size_t i = 0; i < burst; i++) {
-        size_t n = wk_quib_conn_send(qc->q, buf, sizeof buf, now);
+    if (burst > BURST_MAX) burst = BURST_MAX;
+    size_t seg = 0, count = 0, total = 0;
+    bool ok = true;
+    for (size_t i = 0; i < burst && ok; i++) {
+        size_t n = wk_quib_conn_send(qc->q, burst_buf + total, WK_QUIB_MAX_DATAGRAM, now);
         if (!n) break;
-        if (!ep_send(qc->ep, &qc->remote, buf, n)) break;
+        if (count && n > seg) { /* a larger one cannot join: send what we have, start again */
+            uint8_t tmp[WK_QUIB_MAX_DATAGRAM];
+            memcpy(tmp, burst_buf + total, n);
+            ok = ep_send_burst(qc->ep, &qc->remote, burst_buf, seg, count, total);
+            memcpy(burst_buf, tmp, n);
+            total = count = 0;
+        }
+        if (!count) seg = n;
+        count++;
+        total += n;
+        if (n < seg) { /* a shorter one ends a segment run */
+            ok = ep_send_burst(qc->ep, &qc->remote, burst_buf, seg, count, total);
+            total = count = 0;
+        }
     }
+    if (count && ok) ep_send_burst(qc->ep, &qc->remote, burst_buf, seg, count, total);
     wk_quib_conn_sent(qc->q, now);
 }
 
@@ -654,7 +727,7 @@ static void mark_dirty(quib_carrier *qc)
 static void on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *b, const struct sockaddr *from, unsigned flags)
 {
     quib_ep *ep = h->data;
-    if (nread <= 0 || !from || (flags & UV_UDP_PARTIAL)) return;
+    if (nread <= 0 || !from || (flags & UV_UDP_PARTIAL)) return; /* nothing, or the batch's end */
     const uint8_t *p = (const uint8_t *)b->base;
     size_t n = (size_t)nread;
     wk_quib_addr src;
@@ -751,7 +824,9 @@ static quib_ep *ep_new(wk_host_loop *loop, const wk_carrier_config *cfg)
 
 static wk_code ep_socket(quib_ep *ep, const struct sockaddr *bind_to, wk_error *err)
 {
-    int rc = uv_udp_init(ep->loop->uv, &ep->udp);
+    /* recvmmsg: one system call reads a batch of datagrams (libuv splits the buffer into 64 KiB
+     * chunks, one per datagram) */
+    int rc = uv_udp_init_ex(ep->loop->uv, &ep->udp, AF_UNSPEC | UV_UDP_RECVMMSG);
     if (rc < 0) return wk_host_uv_error(err, WK_ERR_HOST_LISTEN, rc, "udp");
     ep->udp_init = true;
     ep->udp.data = ep;
