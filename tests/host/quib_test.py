@@ -379,6 +379,33 @@ def certificate_checks():
 
 
 @test
+def assurance_overrides():
+    a = store("ov-a", blobs("ova", 3, 1000))
+    cases = [
+        ("default", [], [], 0, "ChannelBound"),
+        ("trust keeps the binding", ["--trust-confidential-channel"], ["--trust-confidential-channel"], 0,
+         "ChannelBound"),
+        ("disabled on both sides", ["--disable-proof"], ["--disable-proof"], 0, "Disabled"),
+        ("disabled on the connector only", [], ["--disable-proof"], 4, "Disabled"),
+        ("disabled on the listener only", ["--disable-proof"], [], 2, "ChannelBound"),
+    ]
+    for label, lextra, cextra, want, cassur in cases:
+        b = os.path.join(TMP, "ov-b-" + label.replace(" ", "-"))
+        lp, addr = listen(a, extra=lextra)
+        rc, clog = connect(addr, b, extra=cextra, timeout=60)
+        lp.kill()
+        _, _, lerr = stop(lp)
+        got, _ = exporter_of(clog)
+        ok = rc == want and got == cassur
+        if want == 4:  # the ChannelBound listener refuses the zero-row proof and closes (code 1)
+            ok = ok and "WK_ERR_ILTP_PROOF" in lerr.decode("utf-8", "replace") and "WK_ERR_HOST_QUIB_APP_CLOSE" in clog
+        if want == 2:  # the ChannelBound connector refuses the listener's zero-row proof
+            ok = ok and "WK_ERR_ILTP_PROOF" in clog
+        wktest.check("assurance %s: connector %s, exit %d" % (label, cassur, want), ok,
+                     "exit %d, assurance %s: %s" % (rc, got, wktest.text((clog + lerr.decode())[-400:])))
+
+
+@test
 def listener_limits():
     # --max-sessions: two watching connectors hold the listener; a third is refused at once
     a = store("lim-a", blobs("lima", 2, 1000))
