@@ -791,23 +791,6 @@ static void l_close(wk_carrier_listener *l)
 
 static const wk_carrier_listener_ops listener_ops = {l_close};
 
-static wk_code resolve(const wk_iltp_address *a, struct sockaddr_storage *ss, socklen_t *len, wk_error *err)
-{
-    char port[8];
-    snprintf(port, sizeof port, "%u", a->port);
-    struct addrinfo hints, *res = NULL;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_DGRAM;
-    int rc = getaddrinfo(a->host, port, &hints, &res);
-    if (rc != 0 || !res)
-        return wk_error_set(err, WK_ERR_HOST_RESOLVE, WK_NO_OFFSET, "cannot resolve %s: %s", a->host, gai_strerror(rc));
-    memcpy(ss, res->ai_addr, res->ai_addrlen);
-    *len = (socklen_t)res->ai_addrlen;
-    freeaddrinfo(res);
-    return WK_OK;
-}
-
 static quib_ep *ep_new(wk_host_loop *loop, const wk_carrier_config *cfg)
 {
     quib_ep *ep = calloc(1, sizeof *ep);
@@ -820,6 +803,22 @@ static quib_ep *ep_new(wk_host_loop *loop, const wk_carrier_config *cfg)
     uv_check_init(loop->uv, &ep->check);
     ep->check.data = ep;
     return ep;
+}
+
+/* Gives up an endpoint that never served (a setup failure); returns c. */
+static wk_code ep_discard(quib_ep *ep, wk_code c)
+{
+    ep->closing = true;
+    ep->refs = 0;
+    ep_release(ep);
+    return c;
+}
+
+static void ep_local_name(quib_ep *ep)
+{
+    int bl = sizeof ep->local.ss;
+    uv_udp_getsockname(&ep->udp, (struct sockaddr *)&ep->local.ss, &bl);
+    ep->local.len = (socklen_t)bl;
 }
 
 static wk_code ep_socket(quib_ep *ep, const struct sockaddr *bind_to, wk_error *err)
@@ -843,7 +842,7 @@ static wk_code quib_listen(wk_host_loop *loop, const wk_carrier_config *cfg, wk_
 {
     struct sockaddr_storage ss;
     socklen_t sl;
-    if (resolve(&cfg->addr, &ss, &sl, err) != WK_OK) return err ? err->code : WK_ERR_HOST_RESOLVE;
+    if (wk_host_resolve(&cfg->addr, SOCK_DGRAM, &ss, &sl, err) != WK_OK) return err ? err->code : WK_ERR_HOST_RESOLVE;
     quib_ep *ep = ep_new(loop, cfg);
     if (!ep) return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "listener");
     ep->listening = true;
@@ -853,15 +852,8 @@ static wk_code quib_listen(wk_host_loop *loop, const wk_carrier_config *cfg, wk_
         c = wk_error_set(err, WK_ERR_HOST_CARRIER, WK_NO_OFFSET, "getrandom failed");
     int rc = c == WK_OK ? uv_udp_recv_start(&ep->udp, on_alloc, on_recv) : 0;
     if (rc < 0) c = wk_host_uv_error(err, WK_ERR_HOST_LISTEN, rc, "receive");
-    if (c != WK_OK) {
-        ep->closing = true;
-        ep->refs = 0;
-        ep_release(ep);
-        return c;
-    }
-    int bl = sizeof ep->local.ss;
-    uv_udp_getsockname(&ep->udp, (struct sockaddr *)&ep->local.ss, &bl);
-    ep->local.len = (socklen_t)bl;
+    if (c != WK_OK) return ep_discard(ep, c);
+    ep_local_name(ep);
     ep->l.ops = &listener_ops;
     ep->l.loop = loop;
     ep->l.address = cfg->addr;
@@ -877,7 +869,7 @@ static wk_code quib_connect(wk_host_loop *loop, const wk_carrier_config *cfg, wk
     wk_quib_addr remote;
     memset(&remote, 0, sizeof remote);
     /* resolved now, before the loop runs (the resolver blocks), so a bad name fails at once */
-    if (resolve(&cfg->addr, &remote.ss, &remote.len, err) != WK_OK) return err ? err->code : WK_ERR_HOST_RESOLVE;
+    if (wk_host_resolve(&cfg->addr, SOCK_DGRAM, &remote.ss, &remote.len, err) != WK_OK) return err ? err->code : WK_ERR_HOST_RESOLVE;
     quib_ep *ep = ep_new(loop, cfg);
     if (!ep) return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "carrier");
     ep->tls = wk_quib_tls_create(false, NULL, NULL, cfg->ca_file, err);
@@ -891,22 +883,10 @@ static wk_code quib_connect(wk_host_loop *loop, const wk_carrier_config *cfg, wk
         rc = uv_udp_recv_start(&ep->udp, on_alloc, on_recv);
         if (rc < 0) c = wk_host_uv_error(err, WK_ERR_HOST_CONNECT, rc, "receive");
     }
-    if (c != WK_OK) {
-        ep->closing = true;
-        ep->refs = 0;
-        ep_release(ep);
-        return c;
-    }
-    int bl = sizeof ep->local.ss;
-    uv_udp_getsockname(&ep->udp, (struct sockaddr *)&ep->local.ss, &bl);
-    ep->local.len = (socklen_t)bl;
+    if (c != WK_OK) return ep_discard(ep, c);
+    ep_local_name(ep);
     quib_carrier *qc = carrier_new(ep, &cfg->addr, &remote);
-    if (!qc) {
-        ep->closing = true;
-        ep->refs = 0;
-        ep_release(ep);
-        return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "carrier");
-    }
+    if (!qc) return ep_discard(ep, wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "carrier"));
     ep->only = qc;
     ep->refs--; /* the connector's endpoint lives as long as its carrier */
     ep->closing = true;

@@ -14,6 +14,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ---- deterministic randomness (connection IDs, tokens): xorshift64 over *(uint64_t *)ctx ---- */
+static inline void qd_rand(void *ctx, uint8_t *p, size_t n)
+{
+    uint64_t *x = ctx;
+    for (size_t i = 0; i < n; i++) {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        p[i] = (uint8_t)(*x >> 32);
+    }
+}
+
 /* ---- an in-memory Blob store with the session's index operations ---- */
 typedef struct qd_blob { uint8_t h[32]; uint8_t *d; size_t n; } qd_blob;
 typedef struct qd_store {
@@ -399,6 +411,7 @@ typedef struct qd_net {
     wk_quib_addr server_addr, client_addr;
     wk_quib_params server;               /* template of the server connection (tls, timeouts) */
     void (*rand)(void *ctx, uint8_t *p, size_t n);
+    void *rand_ctx;
 } qd_net;
 
 static inline void qd_net_enqueue(qd_net *nw, int dir, const uint8_t *d, size_t len, uint64_t at)
@@ -479,7 +492,7 @@ static inline bool qd_pair_step(qd_end e[2], qd_net *nw, uint64_t *now, uint64_t
             wk_quib_dgram d;
             if (wk_quib_dgram_parse(p0.d, p0.len, &d) == 0 && !d.long_header) {
                 uint8_t r[64], rb[40];
-                nw->rand(NULL, rb, sizeof rb);
+                nw->rand(nw->rand_ctx, rb, sizeof rb);
                 size_t rn = wk_quib_write_stateless_reset(r, sizeof r, nw->reset_secret, d.dcid, d.dcid_len, p0.len,
                                                           rb, sizeof rb);
                 if (rn) {
@@ -499,6 +512,7 @@ static inline bool qd_pair_step(qd_end e[2], qd_net *nw, uint64_t *now, uint64_t
             sp.initial_len = p0.len;
             sp.reset_secret = nw->reset_secret;
             sp.rand = nw->rand;
+            sp.rand_ctx = nw->rand_ctx;
             wk_error err;
             e[0].q = wk_quib_conn_create(&sp, *now, &err);
             if (!e[0].q) continue;

@@ -14,16 +14,7 @@ static wk_quib_tls *server_tls, *client_tls, *stranger_tls;
 
 /* ---- deterministic randomness ---- */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static void det_rand(void *ctx, uint8_t *p, size_t n)
-{
-    (void)ctx;
-    for (size_t i = 0; i < n; i++) {
-        rng_state ^= rng_state << 13;
-        rng_state ^= rng_state >> 7;
-        rng_state ^= rng_state << 17;
-        p[i] = (uint8_t)(rng_state >> 32);
-    }
-}
+static void det_rand(void *ctx, uint8_t *p, size_t n) { qd_rand(ctx ? ctx : &rng_state, p, n); }
 
 static uint8_t reset_secret[WK_QUIB_RESET_SECRET_LEN] = {7, 7, 7};
 static wk_quib_addr addr_server, addr_client;

@@ -10,3 +10,6 @@ printf 'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\nbasicConstraints=CA:FA
 openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 36500 \
     -extfile server.ext 2>/dev/null
 rm -f server.csr server.ext ca.srl
+openssl req -x509 -newkey ed25519 -nodes -keyout fuzz.key -out fuzz.pem -days 36500 -subj "/CN=localhost" \
+    -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" -addext "basicConstraints=critical,CA:FALSE" \
+    -addext "keyUsage=critical,digitalSignature" -addext "extendedKeyUsage=serverAuth" 2>/dev/null
