@@ -103,7 +103,11 @@ static inline void qd_store_fill(qd_store *s, int tag, int count, size_t size)
             x ^= x << 13; x ^= x >> 17; x ^= x << 5;
             d[k] = (uint8_t)x;
         }
-        if (size >= 8) snprintf((char *)d, 8, "%d:%d", tag, i);
+        if (size >= 8) { /* distinct whatever the data: tag and index in the first 8 bytes */
+            uint32_t t = (uint32_t)tag, k = (uint32_t)i;
+            memcpy(d, &t, 4);
+            memcpy(d + 4, &k, 4);
+        }
         qd_store_add(s, d, size);
     }
     free(d);
