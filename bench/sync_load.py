@@ -2,13 +2,15 @@
 """ILTP sync load: many concurrent `wirekit iltp sync` sessions against one listener on loopback,
 beside `rsync -a` (local to local) of the same stores for reference.
 
-    /usr/bin/python3 bench/sync_load.py WIREKIT [--configs same,same-identity,unique]
-        [--sessions 200] [--blobs 20] [--shared 50] [--repeat 3] [--timeout 120]
+    /usr/bin/python3 bench/sync_load.py WIREKIT [--configs same,same-identity,unique,bulk]
+        [--sessions 200] [--blobs 20] [--shared 50] [--repeat 3] [--timeout 600]
         [--timeout-ms N] [--ignore-sigpipe] [--no-rsync] [--dir DIR] [--append-doc docs/benchmarks.md]
 
 Configurations (see CONFIGS): 'same' = 200 connectors that all hold the same 20 small Blobs,
-'same-identity' = the same offering no encodings, 'unique' = 20 connectors with 20 Blobs of their
-own each (the union grows with the square of the number of connectors, so 20, not 200).
+'same-identity' = the same offering no encodings, 'unique' = 200 connectors with 20 Blobs of their
+own each (the union grows with the square of the number of connectors: every connector also pulls
+what the earlier ones pushed, hundreds of thousands of fsynced Blob writes), 'bulk' = one
+connector, 1 GiB of Blobs each way (32 random Blobs of 32 MiB on each side).
 
 Setup (not timed): a listener store with `--shared` Blobs (16 KiB, half text, half random) and
 one store per connector with `--blobs` Blobs of 256 B-2 KiB, made with `wirekit iltp put` and
@@ -68,14 +70,21 @@ def put(wk, store, data):
         raise SystemExit("put failed: %s" % r.stderr.decode())
 
 
-def make_templates(wk, root, sessions, blobs, shared, unique):
+def make_templates(wk, root, sessions, blobs, shared, unique, bulk=False):
     rnd = random.Random(2024)
     srv = os.path.join(root, "tmpl-srv")
     jobs = []
+    conns = [os.path.join(root, "tmpl-c%03d" % c) for c in range(sessions)]
+    if bulk:  # 1 GiB of random Blobs on each side
+        for i in range(32):
+            jobs.append((srv, rnd.randbytes(32 << 20)))
+            jobs.append((conns[0], rnd.randbytes(32 << 20)))
+        with ThreadPoolExecutor(max_workers=2) as ex:
+            list(ex.map(lambda jd: put(wk, *jd), jobs))
+        return srv, conns
     for i in range(shared):
         d = ("shared blob %d\n" % i).encode() * 1200 if i % 2 else rnd.randbytes(16384)
         jobs.append((srv, d[:16384]))
-    conns = [os.path.join(root, "tmpl-c%03d" % c) for c in range(sessions)]
     for c in range(sessions if unique else 1):
         for j in range(blobs):
             n = rnd.randint(256, 2048)
@@ -241,13 +250,14 @@ CONFIGS = {
     "same": (200, False, [], "{n} connectors, the same {b} Blobs in every connector store"),
     "same-identity": (200, False, ["--encode", "", "--decode", ""],
                       "the same, offering no encodings (`--encode '' --decode ''` on both sides: identity)"),
-    "unique": (20, True, [], "{n} connectors, {b} Blobs of its own in every connector store"),
+    "unique": (200, True, [], "{n} connectors, {b} Blobs of its own in every connector store"),
+    "bulk": (1, False, [], "one connector, 1 GiB of Blobs each way (32 x 32 MiB random per side)"),
 }
 
 
 def run_config(wk, root, a, name, log):
     sessions, unique, extra, desc = CONFIGS[name]
-    if a.sessions and name != "unique":
+    if a.sessions and name != "bulk":
         sessions = a.sessions
     desc = desc.format(n=sessions, b=a.blobs)
     if a.timeout_ms:
@@ -255,7 +265,7 @@ def run_config(wk, root, a, name, log):
     t = time.monotonic()
     croot = os.path.join(root, name)
     os.makedirs(croot, exist_ok=True)
-    srv_t, conn_t = make_templates(wk, croot, sessions, a.blobs, a.shared, unique)
+    srv_t, conn_t = make_templates(wk, croot, sessions, a.blobs, a.shared, unique, name == "bulk")
     log("[%s] setup: %d stores in %.1f s" % (name, sessions + 1, time.monotonic() - t))
     wkr, rsr, rsf = [], [], []
     for i in range(a.repeat):
@@ -284,13 +294,13 @@ def med(rs, f):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("wirekit")
-    ap.add_argument("--configs", default="same,same-identity,unique",
+    ap.add_argument("--configs", default="same,same-identity,unique,bulk",
                     help="comma-separated, from: %s" % ", ".join(CONFIGS))
     ap.add_argument("--sessions", type=int, help="connectors for the 'same' configurations (default 200)")
     ap.add_argument("--blobs", type=int, default=20)
     ap.add_argument("--shared", type=int, default=50)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--timeout", type=float, default=120, help="bound for one run's sessions, seconds")
+    ap.add_argument("--timeout", type=float, default=600, help="bound for one run's sessions, seconds")
     ap.add_argument("--timeout-ms", help="wirekit's phase deadline for both sides (default: wirekit's own)")
     ap.add_argument("--ignore-sigpipe", action="store_true",
                     help="start the listener with SIGPIPE ignored (default: its default disposition)")
@@ -330,10 +340,11 @@ def main():
              "--connect ADDR --store Ci`) spawned at once, each with its own store of %d Blobs of 256 B-2 KiB "
              "(half random). Each session runs to fixed point, so both sides end with the union: with Blobs "
              "of their own, later connectors also pull what earlier ones pushed, so the volume grows with N "
-             "squared (200 such connectors would mean about 400,000 fsynced Blob writes: one attempt had not "
-             "finished one session after 150 s), hence 20 connectors for that case. Default offers: "
-             "zstd20c both ways. Every received Blob is written, fsynced and renamed, and its directory "
-             "fsynced, by the wirekit store. The listener runs with SIGPIPE at its default disposition%s."
+             "squared (200 such connectors: hundreds of thousands of fsynced Blob writes). `bulk`: one "
+             "connector and the listener each hold 1 GiB of their own (32 random Blobs of 32 MiB). Default "
+             "offers: zstd20c both ways. Every received Blob is written, fsynced and renamed (directory fsyncs "
+             "shared by concurrent commits), on worker threads, by the wirekit store. The listener runs with "
+             "SIGPIPE at its default disposition%s."
              % (a.shared, a.blobs, " (ignored: `--ignore-sigpipe`)" if a.ignore_sigpipe else ""))
     L.append("- Bytes moved = Blob data bytes that appeared in all stores (counted from the files); MB/s = that / "
              "wall time (first spawn to last exit); sessions/s = N / wall time. Medians of %d runs. Peak RSS = the "

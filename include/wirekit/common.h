@@ -326,12 +326,10 @@ wk_allocator wk_allocator_or_default(const wk_allocator *a);
 
 typedef struct wk_blake3_hasher {
     uint32_t key[8];
-    /* current chunk state */
-    uint32_t cv[8];
+    /* current chunk state: its raw bytes, compressed once it is known not to be the root */
     uint64_t chunk_counter;
-    uint8_t buf[WK_BLAKE3_BLOCK_LEN];
-    uint8_t buf_len;
-    uint8_t blocks_compressed;
+    uint8_t buf[WK_BLAKE3_CHUNK_LEN];
+    uint16_t buf_len;
     uint8_t flags;
     /* chaining-value stack of completed subtrees */
     uint8_t cv_stack_len;

@@ -259,10 +259,9 @@ B3_TARGET_SSE41 static inline __m128i rot8_128(__m128i x)
 
 #define LOAD_128(p, off) _mm_loadu_si128((const __m128i *)(const void *)((p) + (off)))
 
-B3_TARGET_SSE41 static void hash4_sse41(const uint8_t *in, const hash_many_args *a,
+B3_TARGET_SSE41 static void hash4_sse41(const uint8_t *const *L, const hash_many_args *a,
                                         uint64_t counter, uint8_t *out)
 {
-    const size_t st = a->stride;
     __m128i h0 = _mm_set1_epi32((int)a->key[0]), h1 = _mm_set1_epi32((int)a->key[1]);
     __m128i h2 = _mm_set1_epi32((int)a->key[2]), h3 = _mm_set1_epi32((int)a->key[3]);
     __m128i h4 = _mm_set1_epi32((int)a->key[4]), h5 = _mm_set1_epi32((int)a->key[5]);
@@ -278,17 +277,17 @@ B3_TARGET_SSE41 static void hash4_sse41(const uint8_t *in, const hash_many_args 
         uint32_t f = a->flags;
         if (b == 0) f |= a->flags_start;
         if (b + 1 == a->blocks) f |= a->flags_end;
-        const uint8_t *p = in + b * WK_BLAKE3_BLOCK_LEN;
+        const size_t off = b * WK_BLAKE3_BLOCK_LEN;
         if (b + 4 < a->blocks)
-            for (int j = 0; j < 4; j++) _mm_prefetch((const char *)(p + j * st + 256), _MM_HINT_T0);
-        __m128i m0 = LOAD_128(p, 0), m1 = LOAD_128(p, st), m2 = LOAD_128(p, 2 * st);
-        __m128i m3 = LOAD_128(p, 3 * st);
-        __m128i m4 = LOAD_128(p, 16), m5 = LOAD_128(p, st + 16), m6 = LOAD_128(p, 2 * st + 16);
-        __m128i m7 = LOAD_128(p, 3 * st + 16);
-        __m128i m8 = LOAD_128(p, 32), m9 = LOAD_128(p, st + 32), m10 = LOAD_128(p, 2 * st + 32);
-        __m128i m11 = LOAD_128(p, 3 * st + 32);
-        __m128i m12 = LOAD_128(p, 48), m13 = LOAD_128(p, st + 48), m14 = LOAD_128(p, 2 * st + 48);
-        __m128i m15 = LOAD_128(p, 3 * st + 48);
+            for (int j = 0; j < 4; j++) _mm_prefetch((const char *)(L[j] + off + 256), _MM_HINT_T0);
+        __m128i m0 = LOAD_128(L[0] + off, 0), m1 = LOAD_128(L[1] + off, 0), m2 = LOAD_128(L[2] + off, 0);
+        __m128i m3 = LOAD_128(L[3] + off, 0);
+        __m128i m4 = LOAD_128(L[0] + off, 16), m5 = LOAD_128(L[1] + off, 16), m6 = LOAD_128(L[2] + off, 16);
+        __m128i m7 = LOAD_128(L[3] + off, 16);
+        __m128i m8 = LOAD_128(L[0] + off, 32), m9 = LOAD_128(L[1] + off, 32), m10 = LOAD_128(L[2] + off, 32);
+        __m128i m11 = LOAD_128(L[3] + off, 32);
+        __m128i m12 = LOAD_128(L[0] + off, 48), m13 = LOAD_128(L[1] + off, 48), m14 = LOAD_128(L[2] + off, 48);
+        __m128i m15 = LOAD_128(L[3] + off, 48);
         TRANSPOSE4_128(m0, m1, m2, m3);
         TRANSPOSE4_128(m4, m5, m6, m7);
         TRANSPOSE4_128(m8, m9, m10, m11);
@@ -369,10 +368,9 @@ B3_TARGET_AVX2 static inline __m256i rot8_256(__m256i x)
 #define LOAD_256(p, off) _mm256_loadu_si256((const __m256i *)(const void *)((p) + (off)))
 #define STORE_256(p, x) _mm256_storeu_si256((__m256i *)(void *)(p), (x))
 
-B3_TARGET_AVX2 static void hash8_avx2(const uint8_t *in, const hash_many_args *a,
+B3_TARGET_AVX2 static void hash8_avx2(const uint8_t *const *L, const hash_many_args *a,
                                       uint64_t counter, uint8_t *out)
 {
-    const size_t st = a->stride;
     __m256i h0 = _mm256_set1_epi32((int)a->key[0]), h1 = _mm256_set1_epi32((int)a->key[1]);
     __m256i h2 = _mm256_set1_epi32((int)a->key[2]), h3 = _mm256_set1_epi32((int)a->key[3]);
     __m256i h4 = _mm256_set1_epi32((int)a->key[4]), h5 = _mm256_set1_epi32((int)a->key[5]);
@@ -388,16 +386,16 @@ B3_TARGET_AVX2 static void hash8_avx2(const uint8_t *in, const hash_many_args *a
         uint32_t f = a->flags;
         if (b == 0) f |= a->flags_start;
         if (b + 1 == a->blocks) f |= a->flags_end;
-        const uint8_t *p = in + b * WK_BLAKE3_BLOCK_LEN;
+        const size_t off = b * WK_BLAKE3_BLOCK_LEN;
         if (b + 4 < a->blocks)
-            for (int j = 0; j < 8; j++) _mm_prefetch((const char *)(p + j * st + 256), _MM_HINT_T0);
-        __m256i m0 = LOAD_256(p, 0), m1 = LOAD_256(p, st), m2 = LOAD_256(p, 2 * st);
-        __m256i m3 = LOAD_256(p, 3 * st), m4 = LOAD_256(p, 4 * st), m5 = LOAD_256(p, 5 * st);
-        __m256i m6 = LOAD_256(p, 6 * st), m7 = LOAD_256(p, 7 * st);
-        __m256i m8 = LOAD_256(p, 32), m9 = LOAD_256(p, st + 32), m10 = LOAD_256(p, 2 * st + 32);
-        __m256i m11 = LOAD_256(p, 3 * st + 32), m12 = LOAD_256(p, 4 * st + 32);
-        __m256i m13 = LOAD_256(p, 5 * st + 32), m14 = LOAD_256(p, 6 * st + 32);
-        __m256i m15 = LOAD_256(p, 7 * st + 32);
+            for (int j = 0; j < 8; j++) _mm_prefetch((const char *)(L[j] + off + 256), _MM_HINT_T0);
+        __m256i m0 = LOAD_256(L[0] + off, 0), m1 = LOAD_256(L[1] + off, 0), m2 = LOAD_256(L[2] + off, 0);
+        __m256i m3 = LOAD_256(L[3] + off, 0), m4 = LOAD_256(L[4] + off, 0), m5 = LOAD_256(L[5] + off, 0);
+        __m256i m6 = LOAD_256(L[6] + off, 0), m7 = LOAD_256(L[7] + off, 0);
+        __m256i m8 = LOAD_256(L[0] + off, 32), m9 = LOAD_256(L[1] + off, 32), m10 = LOAD_256(L[2] + off, 32);
+        __m256i m11 = LOAD_256(L[3] + off, 32), m12 = LOAD_256(L[4] + off, 32);
+        __m256i m13 = LOAD_256(L[5] + off, 32), m14 = LOAD_256(L[6] + off, 32);
+        __m256i m15 = LOAD_256(L[7] + off, 32);
         TRANSPOSE8_256(m0, m1, m2, m3, m4, m5, m6, m7);
         TRANSPOSE8_256(m8, m9, m10, m11, m12, m13, m14, m15);
         __m256i v0 = h0, v1 = h1, v2 = h2, v3 = h3, v4 = h4, v5 = h5, v6 = h6, v7 = h7;
@@ -472,10 +470,9 @@ B3_TARGET_AVX2 static void hash8_avx2(const uint8_t *in, const hash_many_args *a
 #define LOAD_512(p, off) _mm512_loadu_si512((const void *)((p) + (off)))
 #define STORE_LOW_256(p, x) _mm256_storeu_si256((__m256i *)(void *)(p), _mm512_castsi512_si256(x))
 
-B3_TARGET_AVX512 static void hash16_avx512(const uint8_t *in, const hash_many_args *a,
+B3_TARGET_AVX512 static void hash16_avx512(const uint8_t *const *L, const hash_many_args *a,
                                           uint64_t counter, uint8_t *out)
 {
-    const size_t st = a->stride;
     __m512i h0 = _mm512_set1_epi32((int)a->key[0]), h1 = _mm512_set1_epi32((int)a->key[1]);
     __m512i h2 = _mm512_set1_epi32((int)a->key[2]), h3 = _mm512_set1_epi32((int)a->key[3]);
     __m512i h4 = _mm512_set1_epi32((int)a->key[4]), h5 = _mm512_set1_epi32((int)a->key[5]);
@@ -491,15 +488,15 @@ B3_TARGET_AVX512 static void hash16_avx512(const uint8_t *in, const hash_many_ar
         uint32_t f = a->flags;
         if (b == 0) f |= a->flags_start;
         if (b + 1 == a->blocks) f |= a->flags_end;
-        const uint8_t *p = in + b * WK_BLAKE3_BLOCK_LEN;
+        const size_t off = b * WK_BLAKE3_BLOCK_LEN;
         if (b + 4 < a->blocks)
-            for (int j = 0; j < 16; j++) _mm_prefetch((const char *)(p + j * st + 256), _MM_HINT_T0);
-        __m512i m0 = LOAD_512(p, 0), m1 = LOAD_512(p, st), m2 = LOAD_512(p, 2 * st);
-        __m512i m3 = LOAD_512(p, 3 * st), m4 = LOAD_512(p, 4 * st), m5 = LOAD_512(p, 5 * st);
-        __m512i m6 = LOAD_512(p, 6 * st), m7 = LOAD_512(p, 7 * st), m8 = LOAD_512(p, 8 * st);
-        __m512i m9 = LOAD_512(p, 9 * st), m10 = LOAD_512(p, 10 * st), m11 = LOAD_512(p, 11 * st);
-        __m512i m12 = LOAD_512(p, 12 * st), m13 = LOAD_512(p, 13 * st);
-        __m512i m14 = LOAD_512(p, 14 * st), m15 = LOAD_512(p, 15 * st);
+            for (int j = 0; j < 16; j++) _mm_prefetch((const char *)(L[j] + off + 256), _MM_HINT_T0);
+        __m512i m0 = LOAD_512(L[0] + off, 0), m1 = LOAD_512(L[1] + off, 0), m2 = LOAD_512(L[2] + off, 0);
+        __m512i m3 = LOAD_512(L[3] + off, 0), m4 = LOAD_512(L[4] + off, 0), m5 = LOAD_512(L[5] + off, 0);
+        __m512i m6 = LOAD_512(L[6] + off, 0), m7 = LOAD_512(L[7] + off, 0), m8 = LOAD_512(L[8] + off, 0);
+        __m512i m9 = LOAD_512(L[9] + off, 0), m10 = LOAD_512(L[10] + off, 0), m11 = LOAD_512(L[11] + off, 0);
+        __m512i m12 = LOAD_512(L[12] + off, 0), m13 = LOAD_512(L[13] + off, 0);
+        __m512i m14 = LOAD_512(L[14] + off, 0), m15 = LOAD_512(L[15] + off, 0);
         TRANSPOSE16_512(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15);
         __m512i v0 = h0, v1 = h1, v2 = h2, v3 = h3, v4 = h4, v5 = h5, v6 = h6, v7 = h7;
         __m512i v8 = _mm512_set1_epi32((int)IV[0]), v9 = _mm512_set1_epi32((int)IV[1]);
@@ -564,24 +561,43 @@ int wk_blake3__set_backend(int level)
     return b3_level();
 }
 
-static void hash_many(const uint8_t *in, size_t n, const hash_many_args *a, uint8_t *out)
+/* Hashes n inputs: input i at in + i*stride, or, with first, input 0 at first and input i at
+ * in + (i-1)*stride (a chunk completed in the hasher's buffer, then chunks from the caller's
+ * bytes). Groups go through the widest kernel the CPU has that is not wider than n; a remainder is
+ * covered by one last group that overlaps the previous one (its first inputs are hashed again,
+ * with the same counters, giving the same outputs), so a run of 63 chunks costs four 16-wide
+ * calls instead of 48 + 8 + 4 + 3 narrower ones. */
+static void hash_lanes(const uint8_t *first, const uint8_t *in, size_t n, const hash_many_args *a, uint8_t *out)
 {
-    uint64_t counter = a->counter;
     const uint64_t step = a->inc_counter ? 1 : 0;
+    const size_t shift = first ? 1 : 0;
+#define LANE(i) ((i) < shift ? first : in + ((i) - shift) * a->stride)
 #if WK_B3_X86
     int level = n >= 4 ? b3_level() : 0;
-    if (level >= 3)
-        for (; n >= 16; n -= 16, in += 16 * a->stride, out += 16 * 32, counter += 16 * step)
-            hash16_avx512(in, a, counter, out);
-    if (level >= 2)
-        for (; n >= 8; n -= 8, in += 8 * a->stride, out += 8 * 32, counter += 8 * step)
-            hash8_avx2(in, a, counter, out);
-    if (level >= 1)
-        for (; n >= 4; n -= 4, in += 4 * a->stride, out += 4 * 32, counter += 4 * step)
-            hash4_sse41(in, a, counter, out);
+    size_t width = level >= 3 && n >= 16 ? 16 : level >= 2 && n >= 8 ? 8 : level >= 1 ? 4 : 0;
+    if (width && n >= width) {
+        size_t done = 0;
+        for (;;) {
+            size_t at = done + width <= n ? done : n - width; /* the last group may overlap */
+            const uint8_t *lanes[16];
+            for (size_t j = 0; j < width; j++) lanes[j] = LANE(at + j);
+            uint8_t *go = out + at * 32;
+            uint64_t gc = a->counter + at * step;
+            if (width == 16) hash16_avx512(lanes, a, gc, go);
+            else if (width == 8) hash8_avx2(lanes, a, gc, go);
+            else hash4_sse41(lanes, a, gc, go);
+            done = at + width;
+            if (done == n) return;
+        }
+    }
 #endif
-    for (; n > 0; n--, in += a->stride, out += 32, counter += step)
-        hash_one_portable(in, a, counter, out);
+    for (size_t i = 0; i < n; i++) hash_one_portable(LANE(i), a, a->counter + i * step, out + i * 32);
+#undef LANE
+}
+
+static void hash_many(const uint8_t *in, size_t n, const hash_many_args *a, uint8_t *out)
+{
+    hash_lanes(NULL, in, n, a, out);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -619,62 +635,40 @@ static b3_output parent_output(const uint8_t left[32], const uint8_t right[32], 
     return o;
 }
 
+/* The chunk state is the current chunk's raw bytes (at most one chunk): they are compressed only
+ * once it is known whether the chunk is the root (finalize) or not (more input followed), so a
+ * chunk that straddles two updates can join the next update's wide kernel call. */
 static void chunk_reset(wk_blake3_hasher *h, uint64_t counter)
 {
-    memcpy(h->cv, h->key, sizeof h->cv);
     h->chunk_counter = counter;
-    memset(h->buf, 0, sizeof h->buf);
     h->buf_len = 0;
-    h->blocks_compressed = 0;
 }
 
-static size_t chunk_len(const wk_blake3_hasher *h)
-{
-    return (size_t)h->blocks_compressed * WK_BLAKE3_BLOCK_LEN + h->buf_len;
-}
+static size_t chunk_len(const wk_blake3_hasher *h) { return h->buf_len; }
 
-static uint32_t chunk_start_flag(const wk_blake3_hasher *h)
-{
-    return h->blocks_compressed == 0 ? CHUNK_START : 0;
-}
-
-/* Absorbs len bytes into the current chunk; the caller keeps chunk_len() + len <= CHUNK_LEN.
- * The last block stays buffered: it is compressed with CHUNK_END (and maybe ROOT) later. */
+/* Appends len bytes to the current chunk; the caller keeps chunk_len() + len <= CHUNK_LEN. */
 static void chunk_update(wk_blake3_hasher *h, const uint8_t *in, size_t len)
 {
-    if (h->buf_len > 0) {
-        size_t take = WK_BLAKE3_BLOCK_LEN - h->buf_len;
-        if (take > len) take = len;
-        memcpy(h->buf + h->buf_len, in, take);
-        h->buf_len = (uint8_t)(h->buf_len + take);
-        in += take;
-        len -= take;
-        if (len == 0) return;
-        compress_in_place(h->cv, h->buf, WK_BLAKE3_BLOCK_LEN, h->chunk_counter,
-                          h->flags | chunk_start_flag(h));
-        h->blocks_compressed++;
-        h->buf_len = 0;
-        memset(h->buf, 0, sizeof h->buf);
-    }
-    while (len > WK_BLAKE3_BLOCK_LEN) {
-        compress_in_place(h->cv, in, WK_BLAKE3_BLOCK_LEN, h->chunk_counter,
-                          h->flags | chunk_start_flag(h));
-        h->blocks_compressed++;
-        in += WK_BLAKE3_BLOCK_LEN;
-        len -= WK_BLAKE3_BLOCK_LEN;
-    }
-    memcpy(h->buf, in, len);
-    h->buf_len = (uint8_t)len;
+    memcpy(h->buf + h->buf_len, in, len);
+    h->buf_len = (uint16_t)(h->buf_len + len);
 }
 
+/* The chunk's last block as an output node: every earlier block compressed into its chaining
+ * value (an empty chunk is one empty block). */
 static b3_output chunk_output(const wk_blake3_hasher *h)
 {
     b3_output o;
-    memcpy(o.cv, h->cv, sizeof o.cv);
-    memcpy(o.block, h->buf, sizeof o.block); /* bytes past buf_len are zero */
+    size_t blocks = h->buf_len ? ((size_t)h->buf_len + WK_BLAKE3_BLOCK_LEN - 1) / WK_BLAKE3_BLOCK_LEN : 1;
+    memcpy(o.cv, h->key, sizeof o.cv);
+    for (size_t b = 0; b + 1 < blocks; b++)
+        compress_in_place(o.cv, h->buf + b * WK_BLAKE3_BLOCK_LEN, WK_BLAKE3_BLOCK_LEN, h->chunk_counter,
+                          h->flags | (b == 0 ? CHUNK_START : 0));
+    size_t last = (blocks - 1) * WK_BLAKE3_BLOCK_LEN;
+    memset(o.block, 0, sizeof o.block);
+    memcpy(o.block, h->buf + last, h->buf_len - last);
     o.counter = h->chunk_counter;
-    o.block_len = h->buf_len;
-    o.flags = h->flags | chunk_start_flag(h) | CHUNK_END;
+    o.block_len = (uint32_t)(h->buf_len - last);
+    o.flags = h->flags | (blocks == 1 ? CHUNK_START : 0) | CHUNK_END;
     return o;
 }
 
@@ -705,29 +699,6 @@ static void cv_stack_push(wk_blake3_hasher *h, const uint8_t cv[32], uint64_t ch
     cv_stack_merge(h, chunk_index);
     memcpy(h->cv_stack + (size_t)h->cv_stack_len * WK_BLAKE3_OUT_LEN, cv, WK_BLAKE3_OUT_LEN);
     h->cv_stack_len++;
-}
-
-/* Hashes n (a power of two, 2..WK_B3_MAX_SUBTREE) whole chunks starting at chunk `counter` down
- * to the chaining values of the subtree's two children (64 bytes into out). */
-static void hash_subtree(const wk_blake3_hasher *h, const uint8_t *in, size_t n, uint64_t counter,
-                         uint8_t out[64])
-{
-    /* Levels alternate between A (n CVs) and B (n/2 CVs), so no level overwrites its input. */
-    uint8_t cvs[(WK_B3_MAX_SUBTREE + WK_B3_MAX_SUBTREE / 2) * WK_BLAKE3_OUT_LEN];
-    uint8_t *a_area = cvs, *b_area = cvs + n * WK_BLAKE3_OUT_LEN;
-    hash_many_args chunks = {h->key, WK_BLAKE3_CHUNK_LEN, WK_BLAKE3_CHUNK_LEN / WK_BLAKE3_BLOCK_LEN,
-                             counter, true, h->flags, CHUNK_START, CHUNK_END};
-    hash_many(in, n, &chunks, a_area);
-    hash_many_args parents = {h->key, WK_BLAKE3_BLOCK_LEN, 1, 0, false, h->flags | PARENT, 0, 0};
-    uint8_t *cur = a_area, *next = b_area;
-    while (n > 2) {
-        hash_many(cur, n / 2, &parents, next);
-        n /= 2;
-        uint8_t *t = cur;
-        cur = next;
-        next = t;
-    }
-    memcpy(out, cur, 2 * WK_BLAKE3_OUT_LEN);
 }
 
 static void hasher_init(wk_blake3_hasher *h, const uint32_t key[8], uint32_t flags)
@@ -767,58 +738,79 @@ void wk_blake3_init_derive_key(wk_blake3_hasher *h, const void *ctx, size_t ctx_
     hasher_init(h, k, DERIVE_KEY_MATERIAL);
 }
 
-/* Absorbs input: completes a partial chunk, then hashes aligned power-of-two runs of whole chunks
- * as subtrees, and keeps the tail (at most one chunk, never empty unless the input ended on a
- * subtree boundary) in the chunk state. */
+/* Reduces the chaining values of n (a power of two, 2..WK_B3_MAX_SUBTREE) sibling chunks to the
+ * two children of their subtree's root (64 bytes into out), a level at a time. */
+static void reduce_subtree(const wk_blake3_hasher *h, const uint8_t *cvs, size_t n, uint8_t out[64])
+{
+    uint8_t a[WK_B3_MAX_SUBTREE / 2 * WK_BLAKE3_OUT_LEN], b[WK_B3_MAX_SUBTREE / 4 * WK_BLAKE3_OUT_LEN + 64];
+    hash_many_args parents = {h->key, WK_BLAKE3_BLOCK_LEN, 1, 0, false, h->flags | PARENT, 0, 0};
+    const uint8_t *cur = cvs;
+    uint8_t *next = a;
+    while (n > 2) {
+        hash_many(cur, n / 2, &parents, next);
+        n /= 2;
+        cur = next;
+        next = next == a ? b : a;
+    }
+    memcpy(out, cur, 2 * WK_BLAKE3_OUT_LEN);
+}
+
+/* Absorbs input: completes the buffered chunk, then hashes it and the whole chunks that follow
+ * (keeping at least one byte back: the last chunk may be the root) in runs of up to
+ * WK_B3_MAX_SUBTREE. The chunks of a run, the buffered one first, are hashed in one wide call
+ * whatever their position, since a chunk's chaining value depends only on its bytes and its
+ * counter; the run is then folded into the aligned power-of-two subtrees the tree is made of and
+ * pushed on the stack. A stream whose chunk boundaries fall anywhere in the caller's pieces (a
+ * Blob's content starts with its Data-Length line) thus keeps the widest kernel busy. The tail
+ * (1 to 1024 bytes) stays buffered. */
 void wk_blake3_update(wk_blake3_hasher *h, const void *data, size_t len)
 {
     const uint8_t *in = (const uint8_t *)data;
     if (len == 0) return;
-    if (chunk_len(h) > 0) {
-        size_t take = WK_BLAKE3_CHUNK_LEN - chunk_len(h);
+    const uint8_t *first = NULL;
+    if (h->buf_len > 0) {
+        size_t take = WK_BLAKE3_CHUNK_LEN - h->buf_len;
         if (take > len) take = len;
         chunk_update(h, in, take);
         in += take;
         len -= take;
         if (len == 0) return;
-        /* The chunk is complete and more input follows, so it is not the root. */
-        uint8_t cv[WK_BLAKE3_OUT_LEN];
-        b3_output o = chunk_output(h);
-        output_cv(&o, cv);
-        cv_stack_push(h, cv, h->chunk_counter);
-        chunk_reset(h, h->chunk_counter + 1);
+        first = h->buf; /* complete, and more input follows: not the root */
     }
-    while (len > WK_BLAKE3_CHUNK_LEN) {
-        /* Largest power-of-two chunk count that fits the input and is aligned in the tree. */
-        uint64_t n = 1;
-        while (n < WK_B3_MAX_SUBTREE && (n * 2) * WK_BLAKE3_CHUNK_LEN <= len) n *= 2;
-        while ((h->chunk_counter & (n - 1)) != 0) n /= 2;
+    uint8_t cvs[WK_B3_MAX_SUBTREE * WK_BLAKE3_OUT_LEN];
+    while (first || len > WK_BLAKE3_CHUNK_LEN) {
+        size_t whole = (len - 1) / WK_BLAKE3_CHUNK_LEN; /* chunks of in, at least a byte after */
+        size_t run = whole + (first ? 1 : 0);
+        if (run > WK_B3_MAX_SUBTREE) run = WK_B3_MAX_SUBTREE;
+        size_t taken = run - (first ? 1 : 0);
         uint64_t base = h->chunk_counter;
-        if (n == 1) {
-            /* One whole chunk, and more input follows. */
-            uint8_t cv[WK_BLAKE3_OUT_LEN];
-            hash_many_args chunk = {h->key, WK_BLAKE3_CHUNK_LEN,
-                                    WK_BLAKE3_CHUNK_LEN / WK_BLAKE3_BLOCK_LEN,
-                                    base, true, h->flags, CHUNK_START, CHUNK_END};
-            hash_many(in, 1, &chunk, cv);
-            cv_stack_push(h, cv, base);
-        } else {
-            /* Push the two children, so that if the input ends here the root can still be
-             * computed from them with ROOT. */
-            uint8_t cvs[2 * WK_BLAKE3_OUT_LEN];
-            hash_subtree(h, in, (size_t)n, base, cvs);
-            cv_stack_push(h, cvs, base);
-            cv_stack_push(h, cvs + WK_BLAKE3_OUT_LEN, base + n / 2);
+        hash_many_args chunks = {h->key, WK_BLAKE3_CHUNK_LEN, WK_BLAKE3_CHUNK_LEN / WK_BLAKE3_BLOCK_LEN,
+                                 base, true, h->flags, CHUNK_START, CHUNK_END};
+        hash_lanes(first, in, run, &chunks, cvs);
+        first = NULL;
+        for (size_t i = 0; i < run;) {
+            /* the largest aligned power-of-two subtree starting here that the run holds */
+            uint64_t n = 1;
+            while (n < WK_B3_MAX_SUBTREE && i + n * 2 <= run && ((base + i) & (n * 2 - 1)) == 0) n *= 2;
+            if (n == 1) {
+                cv_stack_push(h, cvs + i * WK_BLAKE3_OUT_LEN, base + i);
+            } else {
+                /* its two children, so that the root can still be formed from them */
+                uint8_t kids[2 * WK_BLAKE3_OUT_LEN];
+                reduce_subtree(h, cvs + i * WK_BLAKE3_OUT_LEN, (size_t)n, kids);
+                cv_stack_push(h, kids, base + i);
+                cv_stack_push(h, kids + WK_BLAKE3_OUT_LEN, base + i + n / 2);
+            }
+            i += (size_t)n;
         }
-        chunk_reset(h, base + n);
-        in += n * WK_BLAKE3_CHUNK_LEN;
-        len -= (size_t)n * WK_BLAKE3_CHUNK_LEN;
+        chunk_reset(h, base + run);
+        in += taken * WK_BLAKE3_CHUNK_LEN;
+        len -= taken * WK_BLAKE3_CHUNK_LEN;
     }
-    if (len > 0) {
-        chunk_update(h, in, len);
-        /* The chunk state is not empty, so every stacked subtree has all its siblings' bytes. */
-        cv_stack_merge(h, h->chunk_counter);
-    }
+    /* 1..1024 bytes are left: the chunk state is not empty, so every stacked subtree has all its
+     * siblings' bytes */
+    chunk_update(h, in, len);
+    cv_stack_merge(h, h->chunk_counter);
 }
 
 /* Builds the root node from the chunk state and the stack (without changing *h), then produces

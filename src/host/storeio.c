@@ -79,9 +79,12 @@ struct wk_rx {
 
 static void rx_free(wk_rx *rx)
 {
+    const wk_rx_events *ev = rx->ev;
+    void *ctx = rx->ctx;
     wk_host_free(rx->acct, rx->buf[0]);
     wk_host_free(rx->acct, rx->buf[1]);
     wk_host_free(rx->acct, rx);
+    if (ev) ev->released(ctx);
 }
 
 static void rx_work(uv_work_t *req)
@@ -179,6 +182,7 @@ wk_rx *wk_rx_begin(wk_host_loop *loop, wk_store *st, wk_host_account *acct, cons
         rx->buf[0] = wk_host_alloc(acct, rx->cap);
         rx->buf[1] = len > rx->cap ? wk_host_alloc(acct, rx->cap) : NULL;
         if (!rx->buf[0] || (len > rx->cap && !rx->buf[1])) {
+            rx->ev = NULL; /* never handed out: no released() */
             rx_free(rx);
             return NULL;
         }
@@ -248,16 +252,20 @@ struct wk_tx {
     wk_code job_rc;
     size_t job_got;
     wk_tx_ready_fn ready_fn;
+    void (*released)(void *ctx);
     void *ctx;
     uv_work_t work;
 };
 
 static void tx_free(wk_tx *tx)
 {
+    void (*released)(void *) = tx->released;
+    void *ctx = tx->ctx;
     wk_store_reader_close(tx->r);
     wk_host_free(tx->acct, tx->buf[0]);
     wk_host_free(tx->acct, tx->buf[1]);
     wk_host_free(tx->acct, tx);
+    if (released) released(ctx);
 }
 
 static void tx_work(uv_work_t *req)
@@ -333,7 +341,7 @@ static void tx_start(wk_tx *tx)
 }
 
 wk_tx *wk_tx_open(wk_host_loop *loop, wk_store *st, wk_host_account *acct, const uint8_t hash[32],
-                  uint64_t len, wk_tx_ready_fn ready, void *ctx)
+                  uint64_t len, wk_tx_ready_fn ready, void (*released)(void *ctx), void *ctx)
 {
     wk_tx *tx = wk_host_alloc(acct, sizeof *tx);
     if (!tx) return NULL;
@@ -345,6 +353,7 @@ wk_tx *wk_tx_open(wk_host_loop *loop, wk_store *st, wk_host_account *acct, const
     tx->len = len;
     tx->cap = len < WK_TX_BUF ? (size_t)(len ? len : 1) : WK_TX_BUF;
     tx->ready_fn = ready;
+    tx->released = released;
     tx->ctx = ctx;
     tx->buf[0] = wk_host_alloc(acct, tx->cap);
     if (!tx->buf[0]) {

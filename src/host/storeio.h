@@ -43,6 +43,9 @@ typedef struct wk_rx_events {
     void (*room)(void *ctx, wk_rx *rx);
     /* Done: committed (err NULL) or failed (err; the temporary is gone). rx is freed after. */
     void (*done)(void *ctx, wk_rx *rx, const uint8_t hash[32], uint64_t len, const wk_error *err);
+    /* The object is gone (after done, or after an abort's job): the account it charged is no
+     * longer referred to. */
+    void (*released)(void *ctx);
 } wk_rx_events;
 
 /* A Blob of len data bytes with this hash on its way into st: NULL when its window cannot be
@@ -69,8 +72,9 @@ typedef struct wk_tx wk_tx;
 /* A piece became ready (or the read failed): call wk_tx_data again. */
 typedef void (*wk_tx_ready_fn)(void *ctx, wk_tx *tx);
 
+/* released(ctx) follows the object's end (after close, once its job is back). */
 wk_tx *wk_tx_open(wk_host_loop *loop, wk_store *st, wk_host_account *acct, const uint8_t hash[32],
-                  uint64_t len, wk_tx_ready_fn ready, void *ctx);
+                  uint64_t len, wk_tx_ready_fn ready, void (*released)(void *ctx), void *ctx);
 /* The data from offset: WK_DONE with *view set over it (borrowed until the next call with a
  * larger offset, or close), WK_NEED_INPUT when it is still being read (ready() follows), WK_ERROR
  * (read failure; the last piece is never handed out unless the whole file matched its hash). */

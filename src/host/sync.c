@@ -59,6 +59,7 @@ typedef struct conn {
     /* Blob I/O */
     wk_rx *rx;              /* the Blob being received */
     int commits;            /* received Blobs on their way into the store */
+    int io;                 /* receive and read objects alive (they charge mem) */
     wk_tx *tx;              /* the Blob being read for a response */
     wk_in tx_in;            /* the part of its window handed to the session */
     uint64_t tx_in_end;     /* the Blob offset where tx_in ends */
@@ -166,10 +167,10 @@ static void close_handles(server *sv)
 }
 
 /* ---- connection lifetime ------------------------------------------------------------------- */
-/* Frees c once its carrier is gone and no commit refers to it. */
+/* Frees c once its carrier is gone and no store object refers to it. */
 static void conn_release(conn *c)
 {
-    if (!c->car_closed || c->commits > 0) return;
+    if (!c->car_closed || c->commits > 0 || c->io > 0) return;
     server *sv = c->srv;
     sv->budget.used -= c->car_mem;
     conn **pp = &sv->conns;
@@ -213,7 +214,8 @@ static void fail_conn(conn *c, const wk_error *e0)
 {
     if (c->done) return;
     wk_error e = *e0;
-    if (e.code == WK_ERR_NOMEM && c->mem.refused) {
+    /* a refused allocation surfaces as NOMEM, or as a backend failure from inside libzstd */
+    if (c->mem.refused && e.category == WK_CAT_INTEGRATION && e.code != WK_ERR_HOST_MEMORY_LIMIT) {
         wk_error_set(&e, WK_ERR_HOST_MEMORY_LIMIT, WK_NO_OFFSET, "the sessions' memory budget of %llu bytes is spent (%.60s)",
                      (unsigned long long)c->srv->budget.limit, e0->msg);
     }
@@ -273,7 +275,14 @@ static void rx_done(void *ctx, wk_rx *rx, const uint8_t hash[32], uint64_t len, 
     conn_release(c);
 }
 
-static const wk_rx_events rx_events = {rx_room, rx_done};
+static void io_released(void *ctx)
+{
+    conn *c = ctx;
+    c->io--;
+    conn_release(c);
+}
+
+static const wk_rx_events rx_events = {rx_room, rx_done, io_released};
 
 static void tx_ready(void *ctx, wk_tx *tx)
 {
@@ -315,6 +324,7 @@ static bool on_rx_event(conn *c)
     switch (ev->kind) {
     case WK_ILTP_SESSION_BLOB_BEGIN:
         c->rx = wk_rx_begin(&c->srv->loop, c->srv->store, &c->mem, ev->hash, ev->length, &rx_events, c);
+        if (c->rx) c->io++;
         if (!c->rx) {
             wk_error_set(&e, WK_ERR_NOMEM, WK_NO_OFFSET, "receive window for a %llu-byte Blob",
                          (unsigned long long)ev->length);
@@ -432,7 +442,8 @@ static void pump(conn *c)
         if (!c->tx || memcmp(wk_tx_hash(c->tx), ev->hash, 32) != 0) {
             wk_tx_close(c->tx);
             c->tx_in = (wk_in){NULL, 0, 0};
-            c->tx = wk_tx_open(&sv->loop, sv->store, &c->mem, ev->hash, ev->length, tx_ready, c);
+            c->tx = wk_tx_open(&sv->loop, sv->store, &c->mem, ev->hash, ev->length, tx_ready, io_released, c);
+            if (c->tx) c->io++;
             if (!c->tx) {
                 wk_error_set(&e, WK_ERR_NOMEM, WK_NO_OFFSET, "read window for a %llu-byte Blob",
                              (unsigned long long)ev->length);
@@ -500,10 +511,16 @@ static void check_completion(conn *c)
     if (wk_iltp_session_closed_locally(c->s) && !c->shut_requested) {
         c->shut_requested = true;
         if (wk_carrier_half_close(c->car, &e) != WK_OK) {
-            fail_conn(c, &e);
+            /* the peer ended cleanly and is gone: nothing more to say */
+            if (c->peer_ended && wk_iltp_session_state_get(c->s) == WK_ILTP_SESSION_CLOSED) {
+                c->shut_done = true;
+            } else {
+                fail_conn(c, &e);
+                return;
+            }
+        } else {
             return;
         }
-        return;
     }
     if (c->shut_done && c->peer_ended && wk_iltp_session_state_get(c->s) == WK_ILTP_SESSION_CLOSED)
         finish(c, 0, c->idle_closed ? "closed: WK_ERR_HOST_IDLE_TIMEOUT" : "clean", NULL);

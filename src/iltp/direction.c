@@ -25,7 +25,7 @@ struct wk_iltp_reader {
     bool after_end;              /* the raw phase follows an end mark */
     wk_error failure;
     size_t dpos, dlen;
-    uint8_t dbuf[DBUF];
+    uint8_t *dbuf;               /* DBUF bytes, made for the first compressed session */
 };
 
 wk_iltp_reader *wk_iltp_reader_create(const wk_iltp_stack_params *params, wk_error *err)
@@ -55,6 +55,7 @@ void wk_iltp_reader_free(wk_iltp_reader *r)
     if (!r) return;
     wk_iltp_item_decoder_free(r->items);
     for (int i = 0; i < 3; i++) wk_iltp_decoder_free(r->dec[i]);
+    if (r->dbuf) r->alloc.free(r->alloc.opaque, r->dbuf);
     r->alloc.free(r->alloc.opaque, r);
 }
 
@@ -97,6 +98,10 @@ wk_code wk_iltp_reader_begin(wk_iltp_reader *r, wk_iltp_encoding enc, wk_error *
             return err ? err->code : WK_ERR_BACKEND;
         }
         r->stream = r->dec[enc];
+        if (!r->dbuf) {
+            r->dbuf = r->alloc.alloc(r->alloc.opaque, DBUF);
+            if (!r->dbuf) return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "decoded-bytes buffer");
+        }
     }
     r->dpos = r->dlen = 0;
     wk_iltp_item_decoder_reset(r->items);

@@ -214,6 +214,19 @@ static wk_result sfail_code(wk_iltp_session *s, wk_error *err, wk_code code, uin
     return sfail(s, err, &e);
 }
 
+/* Fills the event slot (shared by recv's and send's events). */
+static wk_result event(wk_iltp_session *s, wk_iltp_session_event_kind kind, const uint8_t hash[32], uint64_t length,
+                       uint64_t offset, const uint8_t *data, size_t len)
+{
+    s->ev.kind = kind;
+    memcpy(s->ev.hash, hash, 32);
+    s->ev.length = length;
+    s->ev.offset = offset;
+    s->ev.data = data;
+    s->ev.len = len;
+    return WK_EVENT;
+}
+
 static wk_result nomem(wk_iltp_session *s, wk_error *err, const char *what)
 {
     return sfail_code(s, err, WK_ERR_NOMEM, WK_NO_OFFSET, what);
@@ -581,24 +594,13 @@ static wk_result on_blob_event(wk_iltp_session *s, const wk_iltp_blob_event *be,
         s->st.items_in++;
         s->st.raw_in += wk_iltp_blob_record_size((size_t)be->length) - be->length;
         trace(s, false, "record B %s %llu", hash_text(be->hash, h), (unsigned long long)be->length);
-        memset(&s->ev, 0, sizeof s->ev);
-        s->ev.kind = WK_ILTP_SESSION_BLOB_BEGIN;
-        memcpy(s->ev.hash, be->hash, 32);
-        s->ev.length = be->length;
-        return WK_EVENT;
+        return event(s, WK_ILTP_SESSION_BLOB_BEGIN, be->hash, be->length, 0, NULL, 0);
     }
     case WK_ILTP_BLOB_DATA:
         if (s->rx_discard) return WK_DONE;
         s->st.raw_in += be->len;
         s->st.data_in += be->len;
-        memset(&s->ev, 0, sizeof s->ev); /* send's events share the slot */
-        s->ev.kind = WK_ILTP_SESSION_BLOB_DATA;
-        memcpy(s->ev.hash, be->hash, 32);
-        s->ev.length = be->length;
-        s->ev.offset = be->done - be->len;
-        s->ev.data = be->data;
-        s->ev.len = be->len;
-        return WK_EVENT;
+        return event(s, WK_ILTP_SESSION_BLOB_DATA, be->hash, be->length, be->done - be->len, be->data, be->len);
     case WK_ILTP_BLOB_END:
         if (s->rx_discard) {
             s->rx_discard = false;
@@ -607,12 +609,7 @@ static wk_result on_blob_event(wk_iltp_session *s, const wk_iltp_blob_event *be,
         s->rx_active = false;
         s->got[s->rx_idx] = G_ARRIVED;
         s->missing_arrive--;
-        memset(&s->ev, 0, sizeof s->ev);
-        s->ev.kind = WK_ILTP_SESSION_BLOB_END;
-        memcpy(s->ev.hash, be->hash, 32);
-        s->ev.length = be->length;
-        s->ev.offset = be->length;
-        return WK_EVENT;
+        return event(s, WK_ILTP_SESSION_BLOB_END, be->hash, be->length, be->length, NULL, 0);
     }
     return sfail_code(s, err, WK_ERR_STATE, WK_NO_OFFSET, "unknown Blob event");
 }
@@ -955,14 +952,8 @@ static wk_result resp_step(wk_iltp_session *s, wk_in *in, wk_out *out, wk_error 
             s->cur_after = AFTER_RESP;
             return WK_DONE;
         }
-        if (!in || in->pos >= in->size) {
-            memset(&s->ev, 0, sizeof s->ev);
-            s->ev.kind = WK_ILTP_SESSION_BLOB_READ;
-            memcpy(s->ev.hash, s->tx_hash, 32);
-            s->ev.length = s->tx_len;
-            s->ev.offset = s->tx_off;
-            return WK_EVENT;
-        }
+        if (!in || in->pos >= in->size)
+            return event(s, WK_ILTP_SESSION_BLOB_READ, s->tx_hash, s->tx_len, s->tx_off, NULL, 0);
         size_t take = in->size - in->pos;
         if (take > left) take = (size_t)left;
         wk_in sub = {in->src, in->pos + take, in->pos};

@@ -117,21 +117,31 @@ static void init_mode(wk_blake3_hasher *h, enum mode m, const vectors *v)
     else wk_blake3_init_derive_key(h, v->context, strlen(v->context));
 }
 
-/* Feeds data in pieces of `piece` bytes (0 = all at once). */
+/* Feeds data in pieces of `piece` bytes (0 = all at once). A piece size with bit 30 set feeds a
+ * 24-byte piece first, then pieces of the rest of the size (a Blob's content: its Data-Length
+ * line, then data pieces: every chunk boundary falls inside a piece). */
+#define HEAD_FIRST ((size_t)1 << 30)
 static void feed(wk_blake3_hasher *h, const uint8_t *data, size_t n, size_t piece)
 {
     if (piece == 0) {
         wk_blake3_update(h, data, n);
         return;
     }
-    for (size_t off = 0; off < n; off += piece)
+    size_t off = 0;
+    if (piece & HEAD_FIRST) {
+        piece &= ~HEAD_FIRST;
+        off = n < 24 ? n : 24;
+        wk_blake3_update(h, data, off);
+    }
+    for (; off < n; off += piece)
         wk_blake3_update(h, data + off, n - off < piece ? n - off : piece);
 }
 
 static void check_case(const vector_case *c, const vectors *v, int level)
 {
     uint8_t *in = make_input(c->input_len);
-    static const size_t pieces[] = {0, 1, 63, 64, 65, 1023, 1024, 1025, 4096, 65536};
+    static const size_t pieces[] = {0, 1, 63, 64, 65, 1023, 1024, 1025, 4096, 65536,
+                                    HEAD_FIRST | 65536, HEAD_FIRST | 5000};
     static const size_t seeks[] = {0, 1, 31, 32, 63, 64, 65, 127, 128, 130};
     for (int m = 0; m < MODE_COUNT; m++) {
         const uint8_t *want = c->out[m];
@@ -229,7 +239,7 @@ static void check_levels_agree(const vectors *v, const int *levels, size_t nleve
     static const size_t sizes[] = {4 * 1024,       16 * 1024 + 1,    64 * 1024,
                                    128 * 1024,     128 * 1024 + 1024, 200 * 1024 + 7,
                                    256 * 1024,     1024 * 1024 + 17, 3 * 1024 * 1024 - 1};
-    static const size_t pieces[] = {0, 1000, 65536, 1024 * 7};
+    static const size_t pieces[] = {0, 1000, 65536, 1024 * 7, HEAD_FIRST | 65536, HEAD_FIRST | 131072};
     size_t maxn = 3 * 1024 * 1024;
     uint8_t *d = malloc(maxn);
     fill_random(d, maxn, 42);

@@ -3,3 +3,8 @@
 add_test(NAME host_sync
          COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/sync_test.py $<TARGET_FILE:wirekit_cli>)
 set_tests_properties(host_sync PROPERTIES TIMEOUT 600)
+# host_hostile: bounded attackers on loopback against a listener, one per probe of issue 14, with
+# the listener's peak RSS checked against the issue's targets (figures printed, `hostile:`).
+add_test(NAME host_hostile
+         COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/hostile_test.py $<TARGET_FILE:wirekit_cli>)
+set_tests_properties(host_hostile PROPERTIES TIMEOUT 900)

@@ -13,689 +13,29 @@ directory), HOST_SYNC_MANY_ON_DISK=1 (the 10,000-Blob case on the disk instead o
 The fake peer is side1 and offers no Decode, so the listener writes identity to it; what it
 sends may be zstd20c (python zstandard) or deflate12c (zlib) with the wirekit dictionary.
 """
-import base64
+import json
 import os
-import queue
 import random
 import re
 import shutil
+import signal
 import socket
 import struct
 import subprocess
 import sys
-import tempfile
-import threading
 import time
-import zlib
 
-try:
-    import zstandard
-except ImportError:  # the zstd fault cases are then skipped (reported)
-    zstandard = None
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import synclib  # noqa: E402
 
 if len(sys.argv) < 2:
     print("usage: sync_test.py WIREKIT [TEST-NAME-SUBSTRING...]", file=sys.stderr)
     sys.exit(2)
-W = os.path.abspath(sys.argv[1])
-ONLY = sys.argv[2:]
-T0 = time.monotonic()
-TMP = tempfile.mkdtemp(prefix="wk-sync-")
-PROCS = []  # every process we started: killed in finally blocks
-VERBOSE = os.environ.get("HOST_SYNC_VERBOSE") == "1"
+synclib.setup(sys.argv[1], sys.argv[2:])
+from synclib import *  # noqa: E402,F401,F403
+from synclib import W, ONLY, TMP, T0  # noqa: E402
 
-PREFACE_GLYPH = "\U0001FAA2".encode()  # F0 9F AA A2
-RECORD_GLYPH = "\U0001F5A7".encode()   # F0 9F 96 A7
-FENCE = b"RoundComplete()\n\n"
-BLOB_CAP = 32 << 20
 
-
-class Fail(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Fail(what)
-
-
-def log(*a):
-    if VERBOSE:
-        print("   ", *a, flush=True)
-
-
-# ---------------------------------------------------------------------------------------------
-# BLAKE3 (pure Python; checked against `wirekit blake3` at start) and B64A
-_IV = (0x6A09E667, 0xBB67AE85, 0x3C6EF372, 0xA54FF53A, 0x510E527F, 0x9B05688C, 0x1F83D9AB, 0x5BE0CD19)
-_PERM = (2, 6, 3, 10, 7, 0, 4, 13, 1, 11, 12, 5, 9, 14, 15, 8)
-_M32 = 0xFFFFFFFF
-_SCHED = [list(range(16))]
-for _ in range(6):
-    _SCHED.append([_SCHED[-1][p] for p in _PERM])
-_G = ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15),
-      (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14))
-
-
-def _compress(cv, block, counter, blen, flags):
-    m = struct.unpack("<16I", block)
-    v = list(cv) + list(_IV[:4]) + [counter & _M32, (counter >> 32) & _M32, blen, flags]
-    for s in _SCHED:
-        for i, (a, b, c, d) in enumerate(_G):
-            va = (v[a] + v[b] + m[s[2 * i]]) & _M32
-            vd = v[d] ^ va
-            vd = ((vd >> 16) | (vd << 16)) & _M32
-            vc = (v[c] + vd) & _M32
-            vb = v[b] ^ vc
-            vb = ((vb >> 12) | (vb << 20)) & _M32
-            va = (va + vb + m[s[2 * i + 1]]) & _M32
-            vd = vd ^ va
-            vd = ((vd >> 8) | (vd << 24)) & _M32
-            vc = (vc + vd) & _M32
-            vb = vb ^ vc
-            vb = ((vb >> 7) | (vb << 25)) & _M32
-            v[a], v[b], v[c], v[d] = va, vb, vc, vd
-    return [v[i] ^ v[i + 8] for i in range(8)]
-
-
-def _chunk_cv(data, counter, root):
-    cv = _IV
-    blocks = [data[i:i + 64] for i in range(0, len(data), 64)] or [b""]
-    for i, blk in enumerate(blocks):
-        last = i == len(blocks) - 1
-        fl = (1 if i == 0 else 0) | (2 if last else 0) | (8 if root and last else 0)
-        cv = _compress(cv, blk.ljust(64, b"\0"), counter, len(blk), fl)
-    return cv
-
-
-def blake3(data):
-    if len(data) > 64 * 1024:  # pure Python is slow for big inputs: ask the tool under test's sibling
-        r = subprocess.run([W, "blake3"], input=data, capture_output=True, timeout=60)
-        check(r.returncode == 0, "wirekit blake3 failed")
-        return bytes.fromhex(r.stdout.decode().strip())
-    if len(data) <= 1024:
-        return struct.pack("<8I", *_chunk_cv(data, 0, True))
-    cvs = [_chunk_cv(data[i:i + 1024], i // 1024, False) for i in range(0, len(data), 1024)]
-
-    def tree(lo, hi, root):
-        n = hi - lo
-        if n == 1:
-            return cvs[lo]
-        left = 1 << ((n - 1).bit_length() - 1)
-        l, r = tree(lo, lo + left, False), tree(lo + left, hi, False)
-        return _compress(_IV, struct.pack("<16I", *(l + r)), 0, 64, 4 | (8 if root else 0))
-
-    return struct.pack("<8I", *tree(0, len(cvs), True))
-
-
-_B64A = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz~"
-_STD = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-_TO_B64A = str.maketrans(_STD, _B64A)
-HASH_RE = re.compile(r"^[0-9A-Z_a-z~]{43}$")
-
-
-def b64a(b):
-    return base64.b64encode(b).decode().rstrip("=").translate(_TO_B64A)
-
-
-def blob_hash(data):
-    """The Blob's B64A hash: BLAKE3 of `Data-Length: N\\n\\n` + data."""
-    return b64a(blake3(b"Data-Length: %d\n\n" % len(data) + data))
-
-
-def blob_record(data, hash_text=None):
-    h = hash_text or blob_hash(data)
-    return RECORD_GLYPH + b": B." + h.encode() + b".H3\n" + b"Data-Length: %d\n\n" % len(data) + data
-
-
-def ref(h):
-    return "'B.%s.H3'" % h
-
-
-def adv_block(hashes):
-    rows = []
-    for h in hashes:
-        rows.append("Advertised(%s)\n" % ref(h))
-        rows.append("AdvertisedField(%s,'Type','0','B')\n" % ref(h))
-    return ("".join(rows) + "\n").encode()
-
-
-def req_block(hashes):
-    return ("".join("MayRequest(%s)\n" % ref(h) for h in hashes) + "\n").encode()
-
-
-def select(encode, decode):
-    """Selection for one direction: the first token of the sender's Encode its peer decodes."""
-    dec = [t for t in decode.split(",") if t]
-    for t in (t for t in encode.split(",") if t):
-        if t in dec:
-            return t
-    return "identity"
-
-
-# ---------------------------------------------------------------------------------------------
-# processes
-def track(p):
-    PROCS.append(p)
-    return p
-
-
-def kill_all():
-    for p in PROCS:
-        if p.poll() is None:
-            try:
-                p.kill()
-            except OSError:
-                pass
-        try:
-            p.wait(timeout=5)
-        except Exception:
-            pass
-    PROCS.clear()
-
-
-def wk(*args, input=None, timeout=60):
-    return subprocess.run([W, *args], input=input, capture_output=True, timeout=timeout)
-
-
-def put(store, data):
-    r = wk("iltp", "put", "--store", store, input=data)
-    check(r.returncode == 0, "put failed: %s" % r.stderr.decode().strip())
-    h = r.stdout.decode().strip()
-    check(h == blob_hash(data), "put printed %s, expected %s" % (h, blob_hash(data)))
-    return h
-
-
-def ls(store):
-    r = wk("iltp", "ls", "--store", store)
-    check(r.returncode == 0, "ls failed: %s" % r.stderr.decode().strip())
-    return r.stdout.decode().split()
-
-
-def get(store, h):
-    r = wk("iltp", "get", "--store", store, h)
-    check(r.returncode == 0, "get %s failed: %s" % (h, r.stderr.decode().strip()))
-    return r.stdout
-
-
-def make_store(path, blobs):
-    """A store holding the given Blobs (data list), through the CLI; returns {hash: data}."""
-    os.makedirs(path, exist_ok=True)
-    return {put(path, d): d for d in blobs}
-
-
-def wait_no_temps(store, timeout=10):
-    """Waits until the store holds no temporary (every write in flight committed or removed)."""
-    bdir = os.path.join(store, "blobs")
-    end = time.monotonic() + timeout
-    while any(n.startswith(".tmp-") for n in os.listdir(bdir)):
-        if time.monotonic() > end:
-            raise Fail("temporaries still in %s after %d s" % (store, timeout))
-        time.sleep(0.02)
-
-
-def copy_store(src, dst):
-    shutil.copytree(src, dst)
-    return dst
-
-
-def check_store(store, expect=None, gets=4, full_hash=True):
-    """Every file in DIR/blobs is a canonical name whose data hashes to it (or an ignored
-    temporary); `ls` lists exactly those; a few `get`s (which verify) succeed. Returns the set."""
-    bdir = os.path.join(store, "blobs")
-    names = sorted(os.listdir(bdir)) if os.path.isdir(bdir) else []
-    canon = [n for n in names if HASH_RE.match(n)]
-    others = [n for n in names if not HASH_RE.match(n)]
-    bad = [n for n in others if not n.startswith(".tmp-")]
-    check(not bad, "store %s holds unexpected files %s" % (store, bad[:5]))
-    if others:  # temporaries are ignored by the store; a quiescent store should not keep any
-        print("    note: %d leftover temporaries in %s: %s" % (len(others), store, others[:3]), flush=True)
-    listed = ls(store)
-    check(listed == sorted(canon), "ls of %s (%d) differs from its files (%d)" % (store, len(listed), len(canon)))
-    if full_hash:
-        for n in canon:
-            with open(os.path.join(bdir, n), "rb") as f:
-                d = f.read()
-            check(blob_hash(d) == n, "store %s: file %s does not hash to its name" % (store, n))
-    for n in random.sample(canon, min(gets, len(canon))):
-        get(store, n)
-    if expect is not None:
-        exp = sorted(expect)
-        missing = sorted(set(exp) - set(canon))
-        extra = sorted(set(canon) - set(exp))
-        check(not missing and not extra,
-              "store %s: %d missing %s, %d unexpected %s" % (store, len(missing), missing[:3], len(extra), extra[:3]))
-    return set(canon)
-
-
-SUMMARY_RE = re.compile(r"^session (\d+) (send|recv): (\S+), (\d+) items, (\d+) raw bytes, (\d+) wire bytes, "
-                        r"(\d+) Blobs(?:, (\d+) rounds)?; (.*)$")
-
-
-def summaries(text):
-    """{session id: {'send': {...}, 'recv': {...}}} from summary lines."""
-    out = {}
-    for line in text.splitlines():
-        m = SUMMARY_RE.match(line)
-        if m:
-            d = {"enc": m.group(3), "items": int(m.group(4)), "raw": int(m.group(5)), "wire": int(m.group(6)),
-                 "blobs": int(m.group(7)), "rounds": int(m.group(8)) if m.group(8) else None,
-                 "outcome": m.group(9)}
-            out.setdefault(int(m.group(1)), {})[m.group(2)] = d
-    return out
-
-
-def one_summary(text, who):
-    s = summaries(text)
-    check(len(s) == 1 and "send" in s[min(s)] and "recv" in s[min(s)],
-          "%s: expected one session's summary lines, got: %s" % (who, text.strip()[-600:]))
-    return s[min(s)]
-
-
-def read_line(pipe, timeout):
-    """One line from a process's stdout pipe, bounded in time."""
-    import selectors
-    sel = selectors.DefaultSelector()
-    sel.register(pipe, selectors.EVENT_READ)
-    buf = b""
-    end = time.monotonic() + timeout
-    try:
-        while not buf.endswith(b"\n"):
-            left = end - time.monotonic()
-            if left <= 0 or not sel.select(left):
-                raise Fail("no line from the listener within %.1f s" % timeout)
-            c = os.read(pipe.fileno(), 1)
-            if not c:
-                raise Fail("the listener's stdout ended before 'listening on': %r" % buf)
-            buf += c
-    finally:
-        sel.close()
-    return buf.decode()
-
-
-class Listener:
-    n = 0
-
-    def __init__(self, store, addr="tcp:127.0.0.1:0", extra=(), once=False):
-        Listener.n += 1
-        self.errpath = os.path.join(TMP, "listener%d.err" % Listener.n)
-        self.errf = open(self.errpath, "wb")
-        cmd = [W, "iltp", "sync", "--listen", addr, "--store", store] + (["--once"] if once else []) + list(extra)
-        self.p = track(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.errf))
-        self.errf.close()
-        line = read_line(self.p.stdout, 10)
-        m = re.match(r"listening on (\S+)\n", line)
-        check(m, "unexpected first line %r" % line)
-        self.addr = m.group(1)
-        if addr.startswith("tcp:"):
-            check(re.match(r"tcp:127\.0\.0\.1:\d+$", self.addr) and not self.addr.endswith(":0"),
-                  "listener reported %s" % self.addr)
-        log("listener", self.addr, " ".join(cmd[3:]))
-
-    def err(self):
-        with open(self.errpath, "rb") as f:
-            return f.read().decode(errors="replace")
-
-    def alive(self):
-        return self.p.poll() is None
-
-    def wait(self, timeout=30):
-        try:
-            return self.p.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise Fail("listener did not exit within %d s; stderr: %s" % (timeout, self.err()[-500:]))
-
-    def stop(self):
-        if self.p.poll() is None:
-            self.p.terminate()
-            try:
-                self.p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait(timeout=5)
-        self.p.stdout.close()
-
-    def wait_sessions(self, n, timeout=15):
-        """Waits until n sessions have their recv summary; returns the summaries."""
-        end = time.monotonic() + timeout
-        while True:
-            s = summaries(self.err())
-            done = [k for k, v in s.items() if "recv" in v]
-            if len(done) >= n:
-                return s
-            if time.monotonic() > end:
-                raise Fail("listener: %d of %d sessions finished within %d s; stderr tail: %s"
-                           % (len(done), n, timeout, self.err()[-800:]))
-            time.sleep(0.02)
-
-
-def connector(addr, store, extra=(), timeout=60):
-    cmd = [W, "iltp", "sync", "--connect", addr, "--store", store] + list(extra)
-    p = track(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, err = p.communicate(timeout=5)
-        raise Fail("connector %s did not finish within %d s: %s" % (" ".join(cmd[3:]), timeout, err.decode()[-500:]))
-    return p.returncode, err.decode(errors="replace")
-
-
-def sync_ok(addr, store, extra=(), timeout=60, who="connector"):
-    rc, err = connector(addr, store, extra, timeout)
-    check(rc == 0, "%s exited %d: %s" % (who, rc, err.strip()[-600:]))
-    s = one_summary(err, who)
-    check(s["send"]["outcome"] == "clean" and s["recv"]["outcome"] == "clean", "%s: not clean: %s" % (who, err))
-    return s
-
-
-def data_set(tag, n, size=(10, 200), seed=None):
-    rnd = random.Random(seed if seed is not None else tag)
-    return [("%s-%d:" % (tag, i)).encode() + rnd.randbytes(rnd.randint(*size)) for i in range(n)]
-
-
-# ---------------------------------------------------------------------------------------------
-# the fake peer (side1): identity toward it (it offers no Decode), optional encoding from it
-_DICT = None
-
-
-def dictionary():
-    global _DICT
-    if _DICT is None:
-        r = wk("iltp", "dictionary")
-        check(r.returncode == 0 and len(r.stdout) == 830, "wirekit iltp dictionary failed")
-        _DICT = r.stdout
-    return _DICT
-
-
-class ZstdEnc:
-    token = "zstd20c"
-
-    def __init__(self):
-        check(zstandard is not None, "python zstandard is missing")
-        d = zstandard.ZstdCompressionDict(dictionary(), dict_type=zstandard.DICT_TYPE_RAWCONTENT)
-        p = zstandard.ZstdCompressionParameters(window_log=20, format=zstandard.FORMAT_ZSTD1_MAGICLESS,
-                                                write_checksum=0, write_content_size=0, write_dict_id=0,
-                                                compression_level=3)
-        self.co = zstandard.ZstdCompressor(dict_data=d, compression_params=p).compressobj()
-
-    def batch(self, data):
-        return self.co.compress(data) + self.co.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
-
-    def end(self):
-        return b"\x01\x00\x00"  # the empty last raw block
-
-    garbage = b"\x06\x00\x00"  # a block header of the reserved block type
-
-
-class DeflateEnc:
-    token = "deflate12c"
-
-    def __init__(self):
-        self.co = zlib.compressobj(6, zlib.DEFLATED, -12, 8, zlib.Z_DEFAULT_STRATEGY, dictionary())
-
-    def batch(self, data):
-        return self.co.compress(data) + self.co.flush(zlib.Z_SYNC_FLUSH)
-
-    def end(self):
-        return self.co.flush(zlib.Z_FINISH)
-
-    garbage = b"\x06\x00\x00"  # BFINAL 0, BTYPE 11 (reserved)
-
-
-def sock_connect(addr, timeout=10):
-    if addr.startswith("tcp:"):
-        host, port = addr[4:].rsplit(":", 1)
-        s = socket.create_connection((host, int(port)), timeout=timeout)
-    elif addr.startswith("unix:"):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(timeout)
-        s.connect(addr[5:])
-    else:
-        raise Fail("fake peer cannot connect to %s" % addr)
-    s.settimeout(timeout)
-    return s
-
-
-class Peer:
-    """A scripted side1 endpoint. Writes go through a thread (so a big send never deadlocks with
-    the listener's own output); reads parse the listener's identity stream into items."""
-
-    def __init__(self, addr, enc=None, timeout=10, sock=None):
-        self.sock = sock if sock is not None else sock_connect(addr, timeout)
-        self.sock.settimeout(timeout)
-        self.enc = enc() if enc else None
-        self.rbuf = bytearray()
-        self.q = queue.Queue()
-        self.werr = None
-        self.t = threading.Thread(target=self._writer, daemon=True)
-        self.t.start()
-
-    def _writer(self):
-        while True:
-            b = self.q.get()
-            try:
-                if b is None:
-                    self.sock.shutdown(socket.SHUT_WR)
-                elif self.werr is None:
-                    self.sock.sendall(b)
-            except OSError as e:
-                self.werr = e
-            finally:
-                self.q.task_done()
-
-    def raw(self, b):
-        self.q.put(bytes(b))
-
-    def items(self, *its):
-        data = b"".join(its)
-        self.raw(self.enc.batch(data) if self.enc else data)
-
-    def preface(self, encode=True):
-        nonce = b64a(os.urandom(31) + b"\x01")
-        p = PREFACE_GLYPH + b": iltp/0.13\nNonce: " + nonce.encode() + b"\n"
-        if self.enc and encode:
-            p += b"Encode: " + self.enc.token.encode() + b"\n"
-        return p + b"\n"
-
-    def flush(self, timeout=30):
-        end = time.monotonic() + timeout
-        while self.q.unfinished_tasks:
-            if time.monotonic() > end:
-                raise Fail("fake peer could not send within %d s" % timeout)
-            time.sleep(0.005)
-
-    def half_close(self):
-        self.q.put(None)
-        self.flush()
-
-    def close(self):
-        try:
-            self.flush(5)
-        except Fail:
-            pass
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-
-    # -- reading
-    def _fill(self):
-        try:
-            b = self.sock.recv(1 << 16)
-        except socket.timeout:
-            raise Fail("fake peer: nothing from the listener within the timeout")
-        except ConnectionResetError:
-            b = b""
-        if not b:
-            raise EOFError
-        self.rbuf += b
-
-    def _need(self, n):
-        while len(self.rbuf) < n:
-            self._fill()
-
-    def _find(self, pat, start=0):
-        while True:
-            i = self.rbuf.find(pat, start)
-            if i >= 0:
-                return i
-            start = max(0, len(self.rbuf) - len(pat) + 1)
-            self._fill()
-
-    def _take(self, n):
-        b = bytes(self.rbuf[:n])
-        del self.rbuf[:n]
-        return b
-
-    def item(self):
-        """('preface', bytes) | ('facts', [rows]) | ('record', (hash, data)); EOFError at EOF."""
-        self._need(1)
-        c = self.rbuf[0]
-        if c == 0x0A:
-            self._take(1)
-            return ("facts", [])
-        if self.rbuf[:1] == PREFACE_GLYPH[:1]:
-            self._need(6)
-            if bytes(self.rbuf[:4]) == PREFACE_GLYPH:
-                self._need(16)
-                if bytes(self.rbuf[6:15]) == b"iltp/1.0 ":
-                    return ("preface", self._take(self._find(b"\n") + 1))
-                return ("preface", self._take(self._find(b"\n\n") + 2))
-            check(bytes(self.rbuf[:4]) == RECORD_GLYPH, "fake peer: unexpected lead %r" % bytes(self.rbuf[:8]))
-            gl = self._find(b"\n")
-            glyph = bytes(self.rbuf[:gl]).decode()
-            m = re.match(r"^\U0001F5A7: B\.([0-9A-Za-z_~]{43})\.H3$", glyph)
-            check(m, "fake peer: unexpected record %r" % glyph)
-            hl = self._find(b"\n\n", gl + 1)
-            m2 = re.match(rb"^Data-Length: (\d+)$", bytes(self.rbuf[gl + 1:hl]))
-            check(m2, "fake peer: unexpected record head %r" % bytes(self.rbuf[:hl]))
-            n = int(m2.group(1))
-            self._need(hl + 2 + n)
-            rec = self._take(hl + 2 + n)
-            data = rec[hl + 2:]
-            check(blob_hash(data) == m.group(1), "fake peer: the listener sent a Blob with a wrong hash")
-            return ("record", (m.group(1), data))
-        check(chr(c).isalpha(), "fake peer: unexpected item lead %r" % bytes(self.rbuf[:8]))
-        end = self._find(b"\n\n")
-        block = self._take(end + 2).decode()
-        return ("facts", block[:-2].split("\n"))
-
-    def expect(self, kind):
-        k, v = self.item()
-        check(k == kind, "fake peer: expected %s from the listener, got %s %r" % (kind, k, v if k != "record" else v[0]))
-        return v
-
-    def read_eof(self, timeout=10):
-        """Reads to EOF; returns the bytes that were left."""
-        self.sock.settimeout(timeout)
-        while True:
-            try:
-                self._fill()
-            except EOFError:
-                return bytes(self.rbuf)
-
-    # -- the grammar
-    def establish(self):
-        self.raw(self.preface())
-        self.items(b"\n")  # our proof: the zero-row block
-        self.expect("preface")
-        rows = self.expect("facts")
-        check(rows == [], "fake peer: the listener's proof is not the zero-row block: %r" % rows)
-        self.expect("record")  # the listener's operand
-        self.items(blob_record(b"fake peer operand\n"))
-
-    def read_adv(self):
-        rows = self.expect("facts")
-        hs = []
-        for i in range(0, len(rows), 2):
-            m = re.match(r"^Advertised\('B\.([0-9A-Za-z_~]{43})\.H3'\)$", rows[i])
-            check(m and rows[i + 1] == "AdvertisedField('B.%s.H3','Type','0','B')" % m.group(1),
-                  "fake peer: advertisement outside the schema: %r" % rows[i:i + 2])
-            hs.append(m.group(1))
-        check(hs == sorted(hs), "fake peer: the listener's advertisement is not sorted")
-        return hs
-
-    def read_req(self):
-        rows = self.expect("facts")
-        hs = []
-        for r in rows:
-            m = re.match(r"^MayRequest\('B\.([0-9A-Za-z_~]{43})\.H3'\)$", r)
-            check(m, "fake peer: unexpected request row %r" % r)
-            hs.append(m.group(1))
-        return hs
-
-    def rounds(self, have, max_rounds=10):
-        """Rounds to fixed point (after establishment, or at fixed point to answer a round the
-        listener opened): updates `have` with what arrives; returns the number of rounds."""
-        mine = set(have)
-        for rnd in range(1, max_rounds + 1):
-            self.items(adv_block(sorted(have)))
-            theirs = self.read_adv()
-            want = [h for h in theirs if h not in have]
-            self.items(req_block(want))
-            asked = self.read_req()
-            for h in asked:
-                check(h in have, "fake peer: asked for a Blob it did not advertise")
-            # responses in batches of about 1 MiB
-            batch, size = [], 0
-            for h in asked:
-                batch.append(blob_record(have[h], h))
-                size += len(batch[-1])
-                if size > (1 << 20):
-                    self.items(*batch)
-                    batch, size = [], 0
-            if batch:
-                self.items(*batch)
-            for _ in want:
-                h, d = self.expect("record")
-                check(h in want and h not in mine, "fake peer: got an unrequested Blob")
-                have[h] = d
-            self.items(FENCE)
-            rows = self.expect("facts")
-            check(rows == ["RoundComplete()"], "fake peer: expected the fence, got %r" % rows[:3])
-            if not want and not asked:
-                return rnd
-        raise Fail("fake peer: no fixed point after %d rounds" % max_rounds)
-
-    def finish(self):
-        """At fixed point: our end mark, half-close, then the listener's end mark and close."""
-        if self.enc:
-            self.raw(self.enc.end())
-        self.half_close()
-        rest = self.read_eof()
-        check(rest == b"", "fake peer: %d bytes after the listener's last item" % len(rest))
-
-    def sync(self, blobs, max_rounds=10):
-        """A whole well-behaved session after establish(). Returns the Blobs held at the end
-        and the number of rounds."""
-        have = dict(blobs)
-        rnd = self.rounds(have, max_rounds)
-        self.finish()
-        return have, rnd
-
-
-def seed_store(store, blobs, addr=None, timeout=120):
-    """Fills a fresh store through a --once listener fed by the fake peer (fast for many Blobs,
-    and the only way to store a Blob the CLI cannot take)."""
-    addr = addr or "unix:" + os.path.join(TMP, "seed-%d.sock" % random.randrange(1 << 30))
-    # the phase deadline bounds a whole round; 10,000 fsynced puts can take longer than the
-    # default 30 s on a busy disk, so the seeding listener gets a long one
-    lst = Listener(store, addr, ["--timeout-ms", "%d" % (timeout * 1000)], once=True)
-    try:
-        p = Peer(lst.addr, timeout=timeout)
-        try:
-            p.establish()
-            have, rounds = p.sync(blobs)
-        finally:
-            p.close()
-        rc = lst.wait(timeout)
-        check(rc == 0, "seeding listener exited %d: %s" % (rc, lst.err()[-500:]))
-        s = one_summary(lst.err(), "seeding listener")
-        check(s["recv"]["blobs"] == len(blobs), "seeding listener stored %d of %d Blobs" % (s["recv"]["blobs"], len(blobs)))
-    finally:
-        lst.stop()
-
-
-# ---------------------------------------------------------------------------------------------
 TESTS = []
 
 
@@ -1462,7 +802,12 @@ def repreface_where_operand_is_due(bed):
 
 @test
 def faults():
-    """run as one test per fault above (see run_faults)"""
+    """Every fault case above against one listener (run_faults prints a line per case); fails if
+    any case failed."""
+    results = []
+    run_faults(results)
+    bad = [r[0] for r in results if not r[1]]
+    check(not bad, "fault cases failed: %s" % ", ".join(bad))
 
 
 @test
@@ -1560,6 +905,244 @@ def listener_survives_vanishing_peer():
         lst.stop()
 
 
+# ---- issue 14: full duplex, store watch, signals, crash leftovers, --json, --progress --------
+@test
+def bulk_both_ways_zstd():
+    """16+9 MiB against 16+5 MiB of random Blobs under zstd20c both ways: both directions full at
+    once (this deadlocked when a session stopped reading while it wrote)."""
+    r = random.Random(141)
+    ls_, cs, union, a, b = pair_sync("bulk-zstd", [r.randbytes(16 << 20), r.randbytes(9 << 20)],
+                                     [r.randbytes(16 << 20), r.randbytes(5 << 20)], timeout=120)
+    check(cs["send"]["enc"] == "zstd20c" and cs["recv"]["enc"] == "zstd20c", "encodings %s/%s"
+          % (cs["send"]["enc"], cs["recv"]["enc"]))
+    check(ls_["recv"]["blobs"] == 2 and cs["recv"]["blobs"] == 2, "Blob counts")
+
+
+@test
+def bulk_both_ways_identity():
+    r = random.Random(142)
+    none = ["--encode", "", "--decode", ""]
+    ls_, cs, union, a, b = pair_sync("bulk-identity", [r.randbytes(24 << 20)], [r.randbytes(24 << 20)],
+                                     lextra=none, cextra=none, timeout=120)
+    check(cs["send"]["enc"] == "identity" and cs["recv"]["enc"] == "identity", "encodings")
+
+
+@test
+def bulk_both_ways_deflate_unix():
+    r = random.Random(143)
+    d = ["--encode", "deflate12c", "--decode", "deflate12c"]
+    ls_, cs, union, a, b = pair_sync("bulk-deflate", [r.randbytes(8 << 20)], [r.randbytes(8 << 20)], "unix",
+                                     lextra=d, cextra=d, timeout=120)
+    check(cs["send"]["enc"] == "deflate12c" and cs["recv"]["enc"] == "deflate12c", "encodings")
+
+
+def wait_file(store, h, timeout, what):
+    path = os.path.join(store, "blobs", h)
+    end = time.monotonic() + timeout
+    while not os.path.exists(path):
+        if time.monotonic() > end:
+            raise Fail("%s: %s did not arrive within %d s" % (what, h, timeout))
+        time.sleep(0.01)
+
+
+def watcher(addr, store, extra=()):
+    cmd = [W, "iltp", "sync", "--connect", addr, "--store", store, "--watch"] + list(extra)
+    errp = os.path.join(TMP, "watcher-%d.err" % random.randrange(1 << 30))
+    with open(errp, "wb") as ef:
+        p = track(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=ef))
+    return p, errp
+
+
+@test
+def watch_listener_side():
+    """A `wirekit iltp put` into the listener's store reaches a watching connector (target:
+    within a second; measured); SIGINT ends the connector with a clean close and exit 0."""
+    d = tdir("watch-l")
+    srv, cst = os.path.join(d, "s"), os.path.join(d, "c")
+    hs = make_store(srv, data_set("wl-s", 2))
+    hc = make_store(cst, data_set("wl-c", 1))
+    lst = Listener(srv)
+    try:
+        p, errp = watcher(lst.addr, cst)
+        for h in hs:
+            wait_file(cst, h, 30, "the first sync")
+        time.sleep(0.3)  # both at fixed point
+        t = time.monotonic()
+        h = put(srv, b"put into the listener's store while a connector watches")
+        wait_file(cst, h, 30, "the watched put")
+        print("    measured: a put into the listener's store reached the watching connector in %.3f s"
+              % (time.monotonic() - t), flush=True)
+        h2 = put(srv, b"and another one")
+        wait_file(cst, h2, 30, "the second watched put")
+        p.send_signal(signal.SIGINT)
+        rc = p.wait(30)
+        with open(errp) as f:
+            err = f.read()
+        check(rc == 0, "the interrupted connector exited %d: %s" % (rc, err[-500:]))
+        s = one_summary(err, "watching connector")
+        check(s["recv"]["outcome"] == "clean" and s["recv"]["blobs"] == 4, "connector: %s" % s["recv"])
+        check("interrupted (SIGINT)" in err, "no interrupt line")
+        sl = lst.wait_sessions(1)[1]
+        check(sl["recv"]["outcome"] == "clean", "listener session: %s" % sl["recv"]["outcome"])
+        check_store(cst, set(hs) | set(hc) | {h, h2})
+    finally:
+        lst.stop()
+
+
+@test
+def watch_connector_side():
+    """A put into a watching connector's store reaches the listener; SIGTERM then ends the
+    listener (exit 0): it closes the session cleanly at fixed point and the connector, seeing the
+    listener's end at fixed point, answers and exits 0 too."""
+    d = tdir("watch-c")
+    srv, cst = os.path.join(d, "s"), os.path.join(d, "c")
+    hs = make_store(srv, data_set("wc-s", 1))
+    hc = make_store(cst, data_set("wc-c", 2))
+    lst = Listener(srv)
+    p, errp = watcher(lst.addr, cst, ["--json"])
+    try:
+        for h in hc:
+            wait_file(srv, h, 30, "the first sync")
+        time.sleep(0.3)
+        t = time.monotonic()
+        h = put(cst, b"put into the watching connector's store")
+        wait_file(srv, h, 30, "the watched put")
+        print("    measured: a put into the watching connector's store reached the listener in %.3f s"
+              % (time.monotonic() - t), flush=True)
+        lst.p.send_signal(signal.SIGTERM)
+        rc = lst.wait(30)
+        check(rc == 0, "the interrupted listener exited %d: %s" % (rc, lst.err()[-500:]))
+        check("interrupted (SIGTERM)" in lst.err(), "no interrupt line")
+        sl = summaries(lst.err())[1]
+        check(sl["recv"]["outcome"] == "clean", "listener session: %s" % sl["recv"]["outcome"])
+        rc = p.wait(30)
+        with open(errp) as f:
+            err = f.read()
+        check(rc == 0, "the connector exited %d: %s" % (rc, err[-500:]))
+        out = p.stdout.read().decode()
+        objs = [json.loads(x) for x in out.splitlines() if x.strip()]
+        check(len(objs) == 1 and objs[0]["outcome"] == "clean" and objs[0]["blobs_out"] == 3 and
+              objs[0]["blobs_in"] == 1 and objs[0]["side"] == "side1", "--json: %r" % out)
+        for k in ("encoding_out", "encoding_in", "wire_bytes_out", "wire_bytes_in", "blob_bytes_out",
+                  "blob_bytes_in", "rounds", "duration_ms", "error", "peer", "session"):
+            check(k in objs[0], "--json lacks %s" % k)
+        check_store(srv, set(hs) | set(hc) | {h})
+    finally:
+        p.stdout.close()
+        lst.stop()
+
+
+def proc_start_ticks(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return int(f.read().rsplit(")", 1)[1].split()[19])
+
+
+@test
+def crash_leftovers_removed_at_open():
+    """Opening a store removes the temporaries of writers that are gone (the process id and
+    start time named in them), however recent, and keeps a live process's; a listener killed
+    while it receives leaves a temporary that the next open removes."""
+    d = tdir("leftovers")
+    st = os.path.join(d, "s")
+    make_store(st, data_set("lo", 1))
+    bdir = os.path.join(st, "blobs")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    me, start = os.getpid(), proc_start_ticks(os.getpid())
+    names = {
+        "dead": ".tmp-%d-%d-AAAAAAAAAAAA" % (dead.pid, 1),
+        "reused": ".tmp-%d-%d-BBBBBBBBBBBB" % (me, start + 1),   # our pid, another start time
+        "live": ".tmp-%d-%d-CCCCCCCCCCCC" % (me, start),
+        "old-fresh": ".tmp-oldformat12",
+        "old-stale": ".tmp-oldformat34",
+    }
+    for n in names.values():
+        with open(os.path.join(bdir, n), "wb") as f:
+            f.write(b"partial")
+    old = time.time() - 7200
+    os.utime(os.path.join(bdir, names["old-stale"]), (old, old))
+    ls(st)  # opens the store
+    left = {k for k, n in names.items() if os.path.exists(os.path.join(bdir, n))}
+    check(left == {"live", "old-fresh"}, "left after open: %s" % sorted(left))
+    for n in names.values():
+        if os.path.exists(os.path.join(bdir, n)):
+            os.unlink(os.path.join(bdir, n))
+    # a real crash: a listener receiving a large Blob is killed
+    lst = Listener(st)
+    p = Peer(lst.addr, timeout=30)
+    try:
+        p.establish()
+        h = b64a(os.urandom(32))
+        p.items(adv_block([h]))
+        p.read_adv()
+        p.items(req_block([]))
+        p.read_req()
+        p.raw(RECORD_GLYPH + b": B." + h.encode() + b".H3\nData-Length: 20000000\n\n" + bytes(1 << 20))
+        p.flush()
+        end = time.monotonic() + 30
+        while not any(n.startswith(".tmp-") for n in os.listdir(bdir)):
+            check(time.monotonic() < end, "no temporary while receiving")
+            time.sleep(0.02)
+        lst.p.kill()
+        lst.p.wait(10)
+    finally:
+        p.close()
+        lst.stop()
+    check(any(n.startswith(".tmp-") for n in os.listdir(bdir)), "the crash left no temporary")
+    ls(st)
+    check(not any(n.startswith(".tmp-") for n in os.listdir(bdir)), "a crashed listener's temporary survived open")
+    check_store(st)
+
+
+@test
+def progress_on_a_terminal():
+    """--progress draws a progress line on a terminal (bytes and Blobs each way, the rate) while a
+    transfer runs; without a terminal, or without --progress, nothing is drawn."""
+    import pty
+    d = tdir("progress")
+    a, b = os.path.join(d, "a"), os.path.join(d, "b")
+    make_store(a, [random.Random(5).randbytes(24 << 20)])
+    os.makedirs(b)
+    enc = ["--encode", "deflate12c", "--decode", "deflate12c"]  # slow enough to be seen
+    lst = Listener(a, "tcp:127.0.0.1:0", enc, once=True)
+    try:
+        master, slave = pty.openpty()
+        p = track(subprocess.Popen([W, "iltp", "sync", "--connect", lst.addr, "--store", b, "--progress"] + enc,
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave))
+        os.close(slave)
+        out = b""
+        end = time.monotonic() + 120
+        while time.monotonic() < end:
+            try:
+                c = os.read(master, 4096)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not c:
+                break
+            out += c
+        rc = p.wait(30)
+        os.close(master)
+        text = out.decode(errors="replace")
+        check(rc == 0, "connector exited %d: %s" % (rc, text[-300:]))
+        check(re.search(r"\r\x1b\[K1 session: sent [0-9.]+ \w+ in \d+ Blobs, received [0-9.]+ MiB in \d+ Blobs, [0-9.]+ MB/s",
+                        text), "no progress line: %r" % text[:400])
+        check(re.search(r"session 1 recv: .*; clean", text), "no summary after the progress line")
+        lst.wait(30)
+    finally:
+        lst.stop()
+    # not a terminal: no progress drawing
+    c2 = os.path.join(d, "c2")
+    os.makedirs(c2)
+    lst = Listener(a, "tcp:127.0.0.1:0", enc, once=True)
+    try:
+        rc, err = connector(lst.addr, c2, enc + ["--progress"], timeout=120)
+        check(rc == 0 and one_summary(err, "connector")["recv"]["blobs"] == 1, "second connector: %s" % err[-300:])
+        check("MB/s" not in err, "progress drawn on a pipe")
+        lst.wait(30)
+    finally:
+        lst.stop()
+
+
 def run_faults(results):
     bed = None
     try:
@@ -1605,39 +1188,7 @@ def self_check():
     check(r.stdout == blob_record(b"hello"), "python Blob record differs from wirekit iltp blob")
 
 
-def main():
-    results = []
-    try:
-        self_check()
-        for fn in TESTS:
-            if fn is faults:
-                run_faults(results)
-                continue
-            name = fn.__name__
-            if ONLY and not any(o in name for o in ONLY):
-                continue
-            t = time.monotonic()
-            try:
-                fn()
-                results.append((name, True, "", time.monotonic() - t))
-            except Exception as e:  # noqa: BLE001
-                results.append((name, False, "%s: %s" % (type(e).__name__, e), time.monotonic() - t))
-            finally:
-                kill_all()
-            ok = results[-1][1]
-            print("%s %s (%.2f s)%s" % ("ok  " if ok else "FAIL", name, results[-1][3],
-                                        "" if ok else "\n     " + results[-1][2]), flush=True)
-    finally:
-        kill_all()
-        if os.environ.get("HOST_SYNC_KEEP") != "1":
-            shutil.rmtree(TMP, ignore_errors=True)
-        else:
-            print("kept", TMP)
-    passed = sum(1 for r in results if r[1])
-    failed = len(results) - passed
-    print("host_sync: %d passed, %d failed (%.1f s)" % (passed, failed, time.monotonic() - T0))
-    return 1 if failed or not results else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    faults.names = ["fault:" + f.__name__ for f in FAULTS]
+    self_check()
+    sys.exit(run_tests(TESTS, "host_sync"))

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -514,6 +515,181 @@ static void test_many(void)
     wk_store_close(s);
 }
 
+/* Streaming reads: any piece size gives the data; the read that reaches the end verifies the
+ * hash and refuses to return a last piece that does not match. */
+static void test_reader(void)
+{
+    wk_error e;
+    wk_store *s = wk_store_open(g_dir, true, &e);
+    REQUIRE(s);
+    size_t n = 300000;
+    uint8_t *d = malloc(n), *got = malloc(n);
+    fill(d, n, 77);
+    uint8_t h[32];
+    REQUIRE(wk_store_put(s, d, n, NULL, h, NULL, &e) == WK_OK);
+    size_t pieces[] = {1, 1000, 65536, 300000, 1 << 20};
+    for (size_t k = 0; k < sizeof pieces / sizeof pieces[0]; k++) {
+        uint64_t len = 0;
+        wk_store_reader *r = wk_store_reader_open(s, h, &len, &e);
+        REQUIRE(r);
+        CHECK(len == n);
+        size_t off = 0, g;
+        while (off < n && wk_store_reader_read(r, got + off, pieces[k], &g, &e) == WK_OK && g) off += g;
+        CHECK(off == n && memcmp(got, d, n) == 0);
+        CHECK(wk_store_reader_read(r, got, 10, &g, &e) == WK_OK && g == 0);
+        wk_store_reader_close(r);
+    }
+    uint64_t len = 0;
+    CHECK(wk_store_stat(s, h, &len, &e) == WK_OK && len == n);
+    /* damage the last byte: every piece but the last comes back, the last is refused */
+    char name[44];
+    b64(h, name);
+    REQUIRE(chmod(blob_path(name), 0644) == 0);
+    int fd = open(blob_path(name), O_WRONLY);
+    REQUIRE(fd >= 0);
+    REQUIRE(pwrite(fd, "x", 1, (off_t)n - 1) == 1);
+    close(fd);
+    wk_store_reader *r = wk_store_reader_open(s, h, NULL, &e);
+    REQUIRE(r);
+    size_t g = 0, off = 0;
+    while (off + 65536 < n && wk_store_reader_read(r, got + off, 65536, &g, &e) == WK_OK) off += g;
+    CHECK(off == n - n % 65536 - (n % 65536 ? 0 : 65536));
+    CHECK(wk_store_reader_read(r, got + off, 65536, &g, &e) == WK_ERR_HOST_STORE_CORRUPT && g == 0);
+    wk_store_reader_close(r);
+    unlink(blob_path(name));
+    uint8_t absent[32] = {1};
+    CHECK(wk_store_reader_open(s, absent, NULL, &e) == NULL && e.code == WK_ERR_HOST_NOT_FOUND);
+    CHECK(wk_store_stat(s, absent, NULL, &e) == WK_ERR_HOST_NOT_FOUND);
+    free(d);
+    free(got);
+    wk_store_close(s);
+}
+
+/* The index: sequence numbers in order of addition, ordered walks bounded by a snapshot,
+ * additions merged into the order as they come. */
+static void test_index(void)
+{
+    wk_error e;
+    wk_store_index *x = wk_store_index_create(&e);
+    REQUIRE(x);
+    enum { N = 5000 };
+    static uint8_t hs[N][32];
+    for (int i = 0; i < N; i++) fill(hs[i], 32, (uint32_t)i + 1000);
+    uint8_t prev[32], out[32];
+    for (int i = 0; i < N; i++) {
+        CHECK(wk_store_index_add(x, hs[i], (uint64_t)i, NULL));
+        CHECK(!wk_store_index_add(x, hs[i], 9, NULL)); /* already there */
+        if (i % 97 == 0) {
+            /* a walk now sees exactly the first i+1, in order */
+            size_t k = 0;
+            bool have = false;
+            while (wk_store_index_next(x, have ? prev : NULL, (uint64_t)i + 1, out)) {
+                if (have) CHECK(memcmp(prev, out, 32) < 0);
+                memcpy(prev, out, 32);
+                have = true;
+                k++;
+            }
+            CHECK(k == (size_t)i + 1);
+        }
+    }
+    CHECK(wk_store_index_seq(x) == N && wk_store_index_count(x) == N);
+    uint64_t len, seq;
+    CHECK(wk_store_index_has(x, hs[1234], &len, &seq) && len == 1234 && seq == 1235);
+    uint8_t absent[32] = {0};
+    CHECK(!wk_store_index_has(x, absent, NULL, NULL));
+    /* a snapshot: later additions are skipped */
+    size_t k = 0;
+    bool have = false;
+    while (wk_store_index_next(x, have ? prev : NULL, 100, out)) {
+        uint64_t s2;
+        CHECK(wk_store_index_has(x, out, NULL, &s2) && s2 <= 100);
+        memcpy(prev, out, 32);
+        have = true;
+        k++;
+    }
+    CHECK(k == 100);
+    wk_iltp_store_ops ops = wk_store_index_ops(x);
+    CHECK(ops.has(ops.ctx, hs[7], &len, NULL) && len == 7 && ops.seq(ops.ctx) == N);
+    wk_store_index_free(x);
+
+    /* loaded from a store: every Blob file, with its size */
+    wk_store *s = wk_store_open(g_dir, true, &e);
+    REQUIRE(s);
+    uint8_t (*list)[32] = NULL;
+    size_t n = 0;
+    REQUIRE(wk_store_list(s, &list, &n, &e) == WK_OK);
+    x = wk_store_index_load(s, &e);
+    REQUIRE(x);
+    CHECK(wk_store_index_count(x) == n);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t l1 = 0, l2 = 1;
+        CHECK(wk_store_index_has(x, list[i], &l1, NULL) && wk_store_stat(s, list[i], &l2, &e) == WK_OK && l1 == l2);
+    }
+    free(list);
+    wk_store_index_free(x);
+    wk_store_close(s);
+}
+
+/* Field 22 of /proc/self/stat. */
+static unsigned long long self_start(void)
+{
+    char buf[1024];
+    int fd = open("/proc/self/stat", O_RDONLY);
+    ssize_t r = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (r <= 0) return 0;
+    buf[r] = 0;
+    char *p = strrchr(buf, ')');
+    int field = 2;
+    for (p++; *p && field < 22; p++)
+        if (*p == ' ') field++;
+    return strtoull(p, NULL, 10);
+}
+
+/* Opening a store removes a dead writer's temporaries (named by pid and start time), keeps a
+ * live one's, and its own writers' temporaries carry the owner. */
+static void test_owner_named_temporaries(void)
+{
+    wk_error e;
+    wk_store *s = wk_store_open(g_dir, true, &e);
+    REQUIRE(s);
+    wk_store_writer *w = wk_store_writer_begin(s, 10, &e);
+    REQUIRE(w);
+    char want[64];
+    snprintf(want, sizeof want, ".tmp-%ld-%llu-", (long)getpid(), self_start());
+    DIR *d = opendir(g_blobs);
+    struct dirent *de;
+    bool found = false;
+    while ((de = readdir(d)))
+        if (strncmp(de->d_name, want, strlen(want)) == 0 && strlen(de->d_name) == strlen(want) + 12) found = true;
+    closedir(d);
+    CHECKF(found, "no temporary named %s<12>", want);
+    /* another open of the store (a live writer: this process) keeps it */
+    wk_store *s2 = wk_store_open(g_dir, false, &e);
+    REQUIRE(s2);
+    wk_store_close(s2);
+    size_t before = count_entries();
+    /* a dead process's temporary, and this pid with another start time (a reused pid) */
+    pid_t child = fork();
+    if (child == 0) _exit(0);
+    int st;
+    waitpid(child, &st, 0);
+    char dead[64], reused[64];
+    snprintf(dead, sizeof dead, ".tmp-%ld-%llu-AAAAAAAAAAAA", (long)child, self_start());
+    snprintf(reused, sizeof reused, ".tmp-%ld-%llu-BBBBBBBBBBBB", (long)getpid(), self_start() + 1);
+    REQUIRE(write_file(dead, "x", 1));
+    REQUIRE(write_file(reused, "x", 1));
+    s2 = wk_store_open(g_dir, false, &e);
+    REQUIRE(s2);
+    wk_store_close(s2);
+    struct stat sb;
+    CHECK(lstat(blob_path(dead), &sb) != 0 && lstat(blob_path(reused), &sb) != 0);
+    CHECK(count_entries() == before);
+    uint8_t data[10] = "0123456789";
+    CHECK(wk_store_writer_write(w, data, 10, &e) == WK_OK && wk_store_writer_commit(w, NULL, NULL, &e) == WK_OK);
+    wk_store_close(s);
+}
+
 int main(void)
 {
     strcpy(g_root, "/tmp/wk_store_test_XXXXXX");
@@ -531,6 +707,9 @@ int main(void)
     test_stale_and_foreign_names();
     test_corruption();
     test_many();
+    test_reader();
+    test_index();
+    test_owner_named_temporaries();
     CHECKF(open_fds() == fds, "%ld descriptors open at the start, %ld at the end", fds, open_fds());
     rm_rf(g_root);
     struct stat st;

@@ -830,6 +830,28 @@ static void test_pieces_and_late_stores(void)
         }
 }
 
+/* Moves each side's output to the other, one step both ways; false when a side failed (f->failed
+ * says which). */
+static bool exchange(end e[2])
+{
+    for (int i = 0; i < 2; i++) {
+        uint8_t tmp[8192];
+        wk_out out = {tmp, sizeof tmp, 0};
+        if (end_send(&e[i], &out) == WK_ERROR) { e[i].failed = true; return false; }
+        wk_in in = {tmp, out.pos, 0};
+        while (in.pos < in.size)
+            if (end_recv(&e[1 - i], &in) == WK_ERROR) { e[1 - i].failed = true; return false; }
+    }
+    return true;
+}
+
+static bool both_quiet_at_fixed_point(end e[2])
+{
+    return wk_iltp_session_state_get(e[0].s) == WK_ILTP_SESSION_FIXED_POINT &&
+           wk_iltp_session_state_get(e[1].s) == WK_ILTP_SESSION_FIXED_POINT &&
+           !wk_iltp_session_wants_send(e[0].s) && !wk_iltp_session_wants_send(e[1].s);
+}
+
 /* The session makes no allocation but through its allocator, and survives every refusal. */
 static void test_allocator(void)
 {
@@ -850,19 +872,7 @@ static void test_allocator(void)
         REQUIRE(e[i].s);
     }
     /* drive by hand (run() makes its own sessions): both ways until both reach fixed point */
-    for (int step = 0; step < 20000; step++) {
-        for (int i = 0; i < 2; i++) {
-            uint8_t tmp[8192];
-            wk_out out = {tmp, sizeof tmp, 0};
-            REQUIRE(end_send(&e[i], &out) != WK_ERROR);
-            wk_in in = {tmp, out.pos, 0};
-            while (in.pos < in.size) REQUIRE(end_recv(&e[1 - i], &in) != WK_ERROR);
-        }
-        if (wk_iltp_session_state_get(e[0].s) == WK_ILTP_SESSION_FIXED_POINT &&
-            wk_iltp_session_state_get(e[1].s) == WK_ILTP_SESSION_FIXED_POINT &&
-            !wk_iltp_session_wants_send(e[0].s) && !wk_iltp_session_wants_send(e[1].s))
-            break;
-    }
+    for (int step = 0; step < 20000 && !both_quiet_at_fixed_point(e); step++) REQUIRE(exchange(e));
     CHECK(same(&e[0].store, &e[1].store) && e[0].store.n == 9);
     for (int i = 0; i < 2; i++) {
         wk_iltp_session_free(e[i].s);
@@ -897,20 +907,7 @@ static void test_allocator(void)
             continue;
         }
         bool failed = false;
-        for (int step = 0; step < 5000 && !failed; step++) {
-            for (int i = 0; i < 2 && !failed; i++) {
-                uint8_t tmp[8192];
-                wk_out out = {tmp, sizeof tmp, 0};
-                if (end_send(&f[i], &out) == WK_ERROR) { failed = true; break; }
-                wk_in in = {tmp, out.pos, 0};
-                while (in.pos < in.size)
-                    if (end_recv(&f[1 - i], &in) == WK_ERROR) { failed = true; break; }
-            }
-            if (wk_iltp_session_state_get(f[1].s) == WK_ILTP_SESSION_FIXED_POINT &&
-                wk_iltp_session_state_get(f[0].s) == WK_ILTP_SESSION_FIXED_POINT &&
-                !wk_iltp_session_wants_send(f[0].s) && !wk_iltp_session_wants_send(f[1].s))
-                break;
-        }
+        for (int step = 0; step < 5000 && !failed && !both_quiet_at_fixed_point(f); step++) failed = !exchange(f);
         if (failed) {
             /* stream.c reports a refused allocation inside libzstd as WK_ERR_BACKEND */
             wk_code c = f[1].err.code;
@@ -931,17 +928,23 @@ static void test_allocator(void)
     CHECK(nomem > 3 && clean > 0);
 }
 
+/* A side1 session of form 1.0 over store m with allocator t. */
+static wk_iltp_session *counted_side1(mstore *m, tal *t, wk_error *e)
+{
+    wk_iltp_session_params p;
+    params(&p, 1, WK_ILTP_FORM_1_0, NULL, NULL, m);
+    wk_allocator a = {tal_alloc, tal_free, t};
+    p.allocator = &a;
+    return wk_iltp_session_create(&p, 0, e);
+}
+
 /* A proof far over the establishment budget dies where the budget runs out, as it arrives. */
 static void test_budget_as_bytes_arrive(void)
 {
     mstore m = {0};
-    wk_iltp_session_params p;
-    params(&p, 1, WK_ILTP_FORM_1_0, NULL, NULL, &m);
     tal t = {0, 0, 0, 0};
-    wk_allocator a = {tal_alloc, tal_free, &t};
-    p.allocator = &a;
     wk_error e;
-    wk_iltp_session *s = wk_iltp_session_create(&p, 0, &e);
+    wk_iltp_session *s = counted_side1(&m, &t, &e);
     REQUIRE(s);
     char pre[128];
     int pl = snprintf(pre, sizeof pre, "\xF0\x9F\xAA\xA2: iltp/1.0 %s\n", "svyLzSM7ffc91i~XDbkMnuOsdjsw_6GrXpTSckqHlpO");
@@ -972,13 +975,9 @@ static void test_round_storm(void)
 {
     mstore m = {0};
     fill(&m, 0, 50, 100);
-    wk_iltp_session_params p;
-    params(&p, 1, WK_ILTP_FORM_1_0, NULL, NULL, &m);
     tal t = {0, 0, 0, 0};
-    wk_allocator a = {tal_alloc, tal_free, &t};
-    p.allocator = &a;
     wk_error e;
-    wk_iltp_session *s = wk_iltp_session_create(&p, 0, &e);
+    wk_iltp_session *s = counted_side1(&m, &t, &e);
     REQUIRE(s);
     const size_t rounds = 20000;
     size_t cap = 4096 + rounds * 19;
@@ -1034,14 +1033,7 @@ static void test_quiesce(void)
         e[i].s = wk_iltp_session_create(&p, 0, &e[i].err);
         REQUIRE(e[i].s);
     }
-    for (int step = 0; step < 1000; step++)
-        for (int i = 0; i < 2; i++) {
-            uint8_t tmp[8192];
-            wk_out out = {tmp, sizeof tmp, 0};
-            REQUIRE(end_send(&e[i], &out) != WK_ERROR);
-            wk_in in = {tmp, out.pos, 0};
-            while (in.pos < in.size) REQUIRE(end_recv(&e[1 - i], &in) != WK_ERROR);
-        }
+    for (int step = 0; step < 1000 && !both_quiet_at_fixed_point(e); step++) REQUIRE(exchange(e));
     REQUIRE(wk_iltp_session_state_get(e[0].s) == WK_ILTP_SESSION_FIXED_POINT);
     wk_iltp_session_quiesce(e[0].s);
     add(&e[0].store, "later", 5);
