@@ -15,6 +15,11 @@
   by the openssl tool.
 - Raw datagrams: Version Negotiation for another QUIC version, a stateless reset for an unknown
   connection ID.
+- An independent QUIC stack: quic-go 0.29 (Debian's golang-github-lucas-clemente-quic-go-dev,
+  TLS 1.3 from qtls; tests/host/go/quib_go_peer.go, built offline here) as client against a
+  wirekit listener and as server for a wirekit connector: ALPN QUIB/1, the exporter computed by
+  Go's ExportKeyingMaterial equal to ours, and a whole Blob sync through it (the Go peer bridges
+  its QUIC stream to a `wirekit iltp sync` on the stdio carrier), and a wrong ALPN refused.
 Every server binds to 127.0.0.1; every wait is bounded; every process we start is killed.
 """
 import hashlib
@@ -496,6 +501,122 @@ def raw_datagrams():
     s.close()
     lp.kill()
     stop(lp)
+
+
+GO_PEER = None
+
+
+def go_peer():
+    """Builds tests/host/go/quib_go_peer.go once (offline, GOPATH=/usr/share/gocode)."""
+    global GO_PEER
+    if GO_PEER:
+        return GO_PEER
+    exe = os.path.join(TMP, "quib_go_peer")
+    env = dict(os.environ, GO111MODULE="off", GOPATH="/usr/share/gocode", GOFLAGS="",
+               GOCACHE=os.path.join(TMP, "gocache"), CGO_ENABLED="0")
+    env.setdefault("HOME", TMP)
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "go", "quib_go_peer.go")
+    r = subprocess.run(["go", "build", "-o", exe, src], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=600, cwd=TMP)
+    if not wktest.check("build the quic-go peer (go build, offline)", r.returncode == 0, r.stderr.decode()[-600:]):
+        raise RuntimeError("no Go peer")
+    GO_PEER = exe
+    return exe
+
+
+def bridged(go_argv, wirekit_argv, timeout=120):
+    """Runs the Go peer and a wirekit stdio session joined by a socket pair; returns both
+    (exit status, stderr text)."""
+    a, b = socket.socketpair()
+    g = subprocess.Popen(go_argv, stdin=a.fileno(), stdout=a.fileno(), stderr=subprocess.PIPE)
+    PROCS.append(g)
+    w = subprocess.Popen(wirekit_argv, stdin=b.fileno(), stdout=b.fileno(), stderr=subprocess.PIPE)
+    PROCS.append(w)
+    a.close()
+    b.close()
+    wrc, _, werr = stop(w, timeout)
+    grc, _, gerr = stop(g, 30)
+    return (grc, gerr.decode("utf-8", "replace")), (wrc, werr.decode("utf-8", "replace"))
+
+
+def go_exporter(log):
+    m = re.search(r"alpn (\S*) exporter ([0-9a-f]{64})", log)
+    return (m.group(1), bytes.fromhex(m.group(2))) if m else (None, None)
+
+
+@test
+def interop_quic_go_client():
+    peer = go_peer()
+    a = store("go-a", blobs("goa", 12, 40000))
+    b = store("go-b", blobs("gob", 5, 9000))
+    # the stdio side has no exporter: Disabled on both ends (the proof is what ChannelBound adds)
+    lp, addr = listen(a, extra=["--disable-proof"])
+    (grc, glog), (wrc, wlog) = bridged([peer, "client", addr[len("quib:"):], f"{PKI}/ca.pem"],
+                                       [W, "iltp", "sync", "--connect", "stdio", "--store", b])
+    lrc, _, lerr = stop(lp)
+    llog = lerr.decode("utf-8", "replace")
+    alpn, ge = go_exporter(glog)
+    _, le = exporter_of(llog)
+    wktest.check("quic-go client: ALPN QUIB/1 negotiated", alpn == "QUIB/1", wktest.text(glog[-300:]))
+    wktest.check("quic-go client: Go's exporter equals the wirekit listener's", ge is not None and ge == le,
+                 "%s vs %s" % (ge and ge.hex(), le and le.hex()))
+    wktest.check("quic-go client: the session through it is clean on both sides", wrc == 0 and lrc == 0,
+                 wktest.text(wlog[-300:] + llog[-300:]))
+    wktest.check("quic-go client: union in both stores", listing(a) == listing(b) and len(listing(a)) == 17)
+    wktest.check("quic-go client closed with code 0 and the listener ended cleanly",
+                 "closed with code 0" in glog and "clean" in llog)
+    # the ALPN is checked: a client offering another one is refused with no_application_protocol
+    lp, addr = listen(a)
+    r = subprocess.run([peer, "client", addr[len("quib:"):], f"{PKI}/ca.pem", "QUIB/2"], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    lp.kill()
+    _, _, lerr = stop(lp)
+    gerr = r.stderr.decode("utf-8", "replace")
+    wktest.check("quic-go client offering QUIB/2: refused (no_application_protocol), the listener says why",
+                 r.returncode == 3 and ("0x178" in gerr or "application protocol" in gerr) and
+                 "WK_ERR_HOST_QUIB_PROFILE" in lerr.decode("utf-8", "replace"), wktest.text(gerr[-300:]))
+
+
+@test
+def interop_quic_go_server():
+    peer = go_peer()
+    a = store("gos-a", blobs("gosa", 6, 30000))
+    b = store("gos-b", blobs("gosb", 9, 20000))
+    # the Go server bridged to a wirekit stdio listener (side0), our quib connector
+    sock_a, sock_b = socket.socketpair()
+    g = subprocess.Popen([peer, "server", f"{PKI}/good.pem", f"{PKI}/good.key"], stdin=sock_a.fileno(),
+                         stdout=sock_a.fileno(), stderr=subprocess.PIPE)
+    PROCS.append(g)
+    s0 = subprocess.Popen([W, "iltp", "sync", "--listen", "stdio", "--store", a], stdin=sock_b.fileno(),
+                          stdout=sock_b.fileno(), stderr=subprocess.PIPE)
+    PROCS.append(s0)
+    sock_a.close()
+    sock_b.close()
+    line = g.stderr.readline().decode()
+    m = re.match(r"listening (\S+)", line)
+    if not wktest.check("quic-go server: listening", m is not None, line):
+        return
+    rc, clog = connect("quib:" + m.group(1), b, extra=["--disable-proof"], timeout=120)
+    s0rc, _, s0err = stop(s0, 60)
+    grc, _, gerr = stop(g, 30)
+    glog = gerr.decode("utf-8", "replace")
+    alpn, ge = go_exporter(glog)
+    _, ce = exporter_of(clog)
+    wktest.check("quic-go server: ALPN QUIB/1 selected", alpn == "QUIB/1", wktest.text(glog[-300:]))
+    wktest.check("quic-go server: Go's exporter equals the wirekit connector's", ge is not None and ge == ce)
+    wktest.check("quic-go server: the session through it is clean on both sides", rc == 0 and s0rc == 0,
+                 wktest.text(clog[-300:] + s0err.decode()[-300:]))
+    wktest.check("quic-go server: union in both stores", listing(a) == listing(b) and len(listing(a)) == 15)
+    # a quic-go server that speaks only QUIB/2: our connector's QUIB/1 is refused, typed
+    g = subprocess.Popen([peer, "server", f"{PKI}/good.pem", f"{PKI}/good.key", "QUIB/2"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    PROCS.append(g)
+    m = re.match(r"listening (\S+)", g.stderr.readline().decode())
+    rc, clog = connect("quib:" + m.group(1), os.path.join(TMP, "gos-x"), timeout=60) if m else (-1, "")
+    g.kill()
+    stop(g)
+    wktest.check("quic-go server with only QUIB/2: our connector fails with WK_ERR_HOST_QUIB_PROFILE",
+                 rc == 4 and "WK_ERR_HOST_QUIB_PROFILE" in clog, wktest.text(clog[-300:]))
 
 
 def main():
