@@ -1,4 +1,4 @@
-/* wirekit iltp sync: Blob sync sessions over stdio, unix:, tcp:, ws: and wss: carriers. */
+/* wirekit iltp sync: Blob sync sessions over stdio, unix:, tcp:, ws:, wss: and quib: carriers. */
 #include "cli.h"
 #include <wirekit/host.h>
 #include <string.h>
@@ -57,18 +57,21 @@ int wk_cli_iltp_sync(int argc, char **argv)
                    "  --progress          a progress line on stderr when it is a terminal\n"
                    "  --json              one JSON summary object per session on stdout\n"
                    "  --verbose           print each item as it passes\n"
-                   "  --cert FILE, --key FILE  TLS certificate chain and key of a wss: listener (PEM)\n"
-                   "  --ca FILE           trust anchors of a wss: connector (PEM; default: the system store)\n"
+                   "  --cert FILE, --key FILE  certificate chain and key (PEM) of a wss: or quib: listener\n"
+                   "  --ca FILE           trust anchors (PEM; default: the system store) of a wss: or quib:\n"
+                   "                      connector; the certificate must verify and name the address's host\n"
                    "  --ws-max-message N  largest WebSocket message received (bytes, k/M/G; default 16M)\n"
-                   "  --trust-confidential-channel  proof assurance override: trust the channel as\n"
-                   "                      confidential (e.g. ws: behind a trusted WSS reverse proxy)\n"
-                   "  --disable-proof     proof assurance override Disabled (no proof is sent)\n"
-                   "  --transport-timeout-ms N  bound on each transport wait: connect, TLS and\n"
-                   "                      WebSocket handshakes, the close handshake (default 30000)\n"
+                   "  --trust-confidential-channel  proof assurance override: ConfidentialChannel on\n"
+                   "                      ws: (e.g. behind a trusted WSS reverse proxy); quib: keeps ChannelBound\n"
+                   "  --disable-proof     proof assurance override Disabled (the zero-row proof block)\n"
+                   "  --transport-timeout-ms N  bound on each transport wait: connect, TLS, WebSocket and\n"
+                   "                      close handshakes, QUIC idle, FIN acknowledgement (default 30000)\n"
                    "SIGINT or SIGTERM: no new sessions; each session closes cleanly at fixed point (exit 0);\n"
                    "a second signal ends them at once.\n"
-                   "ADDR: stdio, unix:/abs/path, tcp:host[:port] (default port 4790; port 0 picks one),\n"
-                   "      ws:host[:port][/path] (port 80, path /interlace), wss:host[:port][/path] (443).\n"
+                   "ADDR: stdio, unix:/abs/path, tcp:host[:port], quib:host[:port] (default port 4790;\n"
+                   "      port 0 picks one), ws:host[:port][/path] (port 80, path /interlace),\n"
+                   "      wss:host[:port][/path] (443). quib: is ILTP over QUIC v1 with ALPN QUIB/1 and\n"
+                   "      ChannelBound proofs from the TLS exporter.\n"
                    "Exit: 0 clean, 1 local failure, 2 peer protocol failure, 4 transport failure.\n");
             return 0;
         } else if ((strcmp(a, "--listen") == 0 || strcmp(a, "--connect") == 0) && more) {
@@ -105,12 +108,14 @@ int wk_cli_iltp_sync(int argc, char **argv)
         } else if (strcmp(a, "--ws-max-message") == 0 && more) {
             if (!parse_size(argv[++i], &v) || v == 0) return wk_cli_usage("bad --ws-max-message (bytes, with k, M or G)");
             o.ws_max_message = v;
-        } else if (strcmp(a, "--trust-confidential-channel") == 0 || strcmp(a, "--disable-proof") == 0) {
-            wk_host_assurance_override ov = a[2] == 't' ? WK_HOST_OVERRIDE_TRUST_CONFIDENTIAL_CHANNEL
-                                                        : WK_HOST_OVERRIDE_DISABLED;
-            if (o.assurance_override && o.assurance_override != ov)
-                return wk_cli_usage("give one of --trust-confidential-channel and --disable-proof");
-            o.assurance_override = ov;
+        } else if (strcmp(a, "--trust-confidential-channel") == 0) {
+            if (o.assurance_override == WK_HOST_OVERRIDE_DISABLED)
+                return wk_cli_usage("--trust-confidential-channel and --disable-proof exclude each other");
+            o.assurance_override = WK_HOST_OVERRIDE_TRUST_CONFIDENTIAL_CHANNEL;
+        } else if (strcmp(a, "--disable-proof") == 0) {
+            if (o.assurance_override == WK_HOST_OVERRIDE_TRUST_CONFIDENTIAL_CHANNEL)
+                return wk_cli_usage("--trust-confidential-channel and --disable-proof exclude each other");
+            o.assurance_override = WK_HOST_OVERRIDE_DISABLED;
         } else if (strcmp(a, "--transport-timeout-ms") == 0 && more) {
             if (!wk_cli_parse_u64(argv[++i], 1, 86400000, &v)) return wk_cli_usage("bad --transport-timeout-ms");
             o.transport_timeout_ms = v;
@@ -141,6 +146,8 @@ int wk_cli_iltp_sync(int argc, char **argv)
     }
     if (!addr) return wk_cli_usage("wirekit iltp sync needs --listen ADDR or --connect ADDR");
     if (!o.store_dir) return wk_cli_usage("wirekit iltp sync needs --store DIR");
+    if (strncmp(addr, "quib:", 5) == 0 && o.listen && (!o.cert_file || !o.key_file))
+        return wk_cli_usage("--listen quib: needs --cert FILE and --key FILE");
     /* offer every encoding we implement unless told otherwise ("" offers none) */
     if (!o.decode) o.decode = "deflate12c,zstd20c";
     if (!o.encode) o.encode = "zstd20c,deflate12c";

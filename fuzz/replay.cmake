@@ -12,6 +12,7 @@ foreach(t ${WK_FUZZ_TARGETS})
   target_link_libraries(replay_${t} PRIVATE wirekit_static wk_contract ${WK_FUZZ_LINK_${t}})
   if(WK_FUZZ_LINK_${t}) # white-box: the host's internal headers
     target_include_directories(replay_${t} PRIVATE ${CMAKE_SOURCE_DIR}/src/host)
+    target_compile_definitions(replay_${t} PRIVATE WK_VECTORS_DIR="${WK_VECTORS_DIR}")
   endif()
   target_include_directories(replay_${t} PRIVATE ${CMAKE_SOURCE_DIR}/tests) # wk_alloc_probe.h
   if(t IN_LIST WK_FUZZ_ALLOC_TARGETS) # allocation checks through --wrap (fuzz/alloc_hook.h)

@@ -23,8 +23,11 @@ set(WK_FUZZ_TARGETS
   colloq_compile
   colloq_generated
   ws_wire
+  quib_session
 )
 # Targets with allocation checks (fuzz/alloc_hook.h): their replay builds link with --wrap.
 set(WK_FUZZ_ALLOC_TARGETS colloq_binary colloq_generated)
-# Targets that need more than wirekit_static (their internal headers come from src/host).
+# Targets that need more than wirekit_static: they link the host (their internal headers come
+# from src/host; quib_session reads tests/vectors/quib/ through WK_VECTORS_DIR).
 set(WK_FUZZ_LINK_ws_wire wirekit_host)
+set(WK_FUZZ_LINK_quib_session wirekit_host)

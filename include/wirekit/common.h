@@ -92,6 +92,7 @@ typedef enum wk_code {
     WK_ERR_ILTP_BUDGET = 142,            /* a phase's received-control byte budget exceeded */
     WK_ERR_ILTP_DEADLINE = 143,          /* a phase deadline passed */
     WK_ERR_ILTP_STORE = 144,             /* the local store failed (Integration) */
+    WK_ERR_ILTP_PROOF = 145,             /* the peer's establishment proof is not the expected one */
 
     /* eth: Ethereum Snappy (names as in specs/eth-snappy.md section 0) */
     WK_ERR_SNAPPY_TRUNCATED = 300, /* snappy block ended inside an element */
@@ -218,6 +219,21 @@ typedef enum wk_code {
     WK_ERR_HOST_TLS_VERIFY = 951,        /* the peer's certificate chain or hostname did not verify (Transport) */
     WK_ERR_HOST_TLS = 952,               /* a TLS record-layer failure after the handshake (Transport) */
     WK_ERR_HOST_TLS_CREDENTIALS = 953,   /* --cert, --key or --ca cannot be loaded (Usage) */
+    /* host: the quib: carrier (QUIC v1 + TLS 1.3, src/host/quib_conn.c), all Transport */
+    WK_ERR_HOST_QUIB_PROFILE = 970,      /* ALPN (authenticated handshake data) missing or not QUIB/1 */
+    WK_ERR_HOST_QUIB_TLS = 971,          /* the TLS handshake failed (alert, bad handshake message) */
+    WK_ERR_HOST_QUIB_CERTIFICATE = 972,  /* the server certificate failed chain or hostname checks */
+    WK_ERR_HOST_QUIB_APP_CLOSE = 973,    /* the peer closed with a nonzero application error code */
+    WK_ERR_HOST_QUIB_TRANSPORT_CLOSE = 974, /* the peer closed with a transport error code */
+    WK_ERR_HOST_QUIB_STATELESS_RESET = 975, /* a stateless reset before settlement was authorized */
+    WK_ERR_HOST_QUIB_RESET_STREAM = 976, /* the peer reset the ILTP stream (RESET_STREAM) */
+    WK_ERR_HOST_QUIB_STOP_SENDING = 977, /* the peer asked us to stop sending (STOP_SENDING) */
+    WK_ERR_HOST_QUIB_IDLE_TIMEOUT = 978, /* the QUIC idle timeout passed without a packet */
+    WK_ERR_HOST_QUIB_HANDSHAKE_TIMEOUT = 979, /* the handshake did not finish within its deadline */
+    WK_ERR_HOST_QUIB_FINISH_TIMEOUT = 980, /* our FIN was not acknowledged within the deadline */
+    WK_ERR_HOST_QUIB_PROTOCOL = 981,     /* the peer violated QUIC (detected by the local stack) */
+    WK_ERR_HOST_QUIB_VERSION = 982,      /* no common QUIC version (QUIC v1 only) */
+    WK_ERR_HOST_QUIB_STREAM = 983,       /* the peer used a stream other than the one client-opened bidi */
 
     WK_CODE_LIMIT_ = 1000
 } wk_code;

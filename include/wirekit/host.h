@@ -167,11 +167,43 @@ wk_iltp_assurance wk_host_assurance_resolve(wk_iltp_scheme scheme, bool verified
  * Blob sync over carriers (src/host/sync.c, libuv): `wirekit iltp sync`. A listener (side0)
  * serves many concurrent sessions in one event loop, or one with `once`; a connector (side1)
  * runs one session to fixed point and closes cleanly. Nonce seeds come from getrandom().
- * The carriers (stdio, unix:, tcp:, ws: and wss:) live one per file in src/host/ behind the
+ * The carriers (stdio, unix:, tcp:, ws:, wss: and quib:) live one per file in src/host/ behind the
  * carrier interface of src/host/carrier.h (ws.c runs over tcp.c, and for wss over tls.c).
+ *
+ * quib: (Lace-060 QUIB, QUIC Interlace Binding; src/host/quib.c over the sans-I/O connection of
+ * src/host/quib_conn.c, the only file that calls ngtcp2 0.12; GnuTLS 3.7 for TLS 1.3). Decisions:
+ * - Handshake data: both sides offer exactly the ALPN `QUIB/1`; after the handshake each side
+ *   itself compares gnutls_alpn_get_selected_protocol() with those six bytes (GnuTLS completes a
+ *   handshake with no ALPN even with GNUTLS_ALPN_MANDATORY). Anything else is
+ *   WK_ERR_HOST_QUIB_PROFILE, a transport-profile failure, and the connection is closed with the
+ *   TLS alert no_application_protocol.
+ * - Exporter: gnutls_prf_rfc5705 with the 44-byte label lace-🖧/quib/peer-proof-channel-binding-v1,
+ *   context "iltp", 32 bytes, once the handshake completes (not gnutls_prf_early). It gives the
+ *   carrier ChannelBound assurance (override Disabled suppresses the proof; the trust override
+ *   keeps the binding) and feeds the proof's Channel-Binding-Hash and the Seal's Mark input.
+ * - One client-opened bidirectional stream carries ILTP; QUIC v1 only (a listener answers other
+ *   versions with Version Negotiation listing v1; a connector fails with WK_ERR_HOST_QUIB_VERSION).
+ * - Settlement: authorization is the session at 050 fixed point with an empty codec writer and
+ *   every batch written, and takes effect once every byte is in the QUIC send stream. After it, a
+ *   peer application close with code 0 (PeerClose) or an authenticated stateless reset
+ *   (PeerStatelessReset) is a successful end; before it, a zero-code close is
+ *   ILTP_ERR_PREMATURE_EOF and a reset WK_ERR_HOST_QUIB_STATELESS_RESET. A nonzero application
+ *   close, a transport close, RESET_STREAM and STOP_SENDING always fail (WK_ERR_HOST_QUIB_*).
+ * - Writes are retained until acknowledged (ngtcp2 does not copy stream data), at most 1 MiB;
+ *   stream and connection credit (1 MiB windows, never auto-tuned) is returned only as the
+ *   session consumes. A graceful finish sends FIN, waits for its acknowledgement within the
+ *   transport timeout, closes with application code 0 and waits out the closing period (3 PTO);
+ *   a failed or unauthorized close sends application code 1 at once.
+ * - The client verifies the server's certificate chain (ca_file, else the system store) and the
+ *   address's host name (IP literals against IP SANs); the listener presents cert_file/key_file.
+ * - A listener serves many connections on one UDP socket, routed by connection ID; unknown short
+ *   headers get stateless resets (tokens keyed by a per-listener secret), refused connections
+ *   (max_sessions) a CONNECTION_REFUSED close. The QUIC idle timeout and the handshake and finish
+ *   deadlines are transport_timeout_ms (keep-alive at half of it); the carrier's memory is
+ *   charged to max_memory.
  * ------------------------------------------------------------------------------------------- */
 typedef struct wk_host_sync_opts {
-    wk_iltp_address addr;            /* stdio, unix:, tcp:, ws: or wss: */
+    wk_iltp_address addr;            /* stdio, unix:, tcp:, ws:, wss: or quib: */
     bool listen;                     /* listen (side0) or connect (side1) */
     bool once;                       /* listener: serve one session, then return */
     const char *store_dir;           /* the Blob store (created if missing) */
@@ -196,7 +228,8 @@ typedef struct wk_host_sync_opts {
                                       * (default 600000; UINT64_MAX: never) */
     /* transport settings, passed to the carrier */
     wk_host_assurance_override assurance_override;
-    uint64_t transport_timeout_ms;   /* each transport wait (connect, handshakes); 0: 30 s */
+    uint64_t transport_timeout_ms;   /* each transport wait (connect, handshakes, QUIC idle and
+                                      * finish); 0: 30 s */
     const char *cert_file, *key_file, *ca_file; /* TLS carriers (wss:, quib:) */
     uint64_t ws_max_message;         /* ws/wss: largest received message (0: 16 MiB) */
 } wk_host_sync_opts;

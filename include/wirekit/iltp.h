@@ -695,9 +695,11 @@ typedef struct wk_iltp_session_params {
     uint64_t phase_timeout_ms;      /* 0: no deadline */
     int level;                      /* compression level (0: the token's default) */
     const wk_allocator *allocator;
-    /* The carrier's proof assurance and, for ChannelBound, its 32-byte exporter. This build
-     * makes and checks proofs for Disabled only: another value is refused at create (WK_ERR_ARG)
-     * until the Seal proof is implemented. */
+    /* The carrier's proof assurance and, for ChannelBound, its 32-byte exporter (Lace-060):
+     * Disabled sends the zero-row proof block and accepts it or a transcript-valid Seal of either
+     * shape (deriving nothing); ConfidentialChannel and ChannelBound send a Seal proof of their
+     * shape (wk_iltp_proof_encode) and require the peer's to be an exact proof of the same shape,
+     * with, for ChannelBound, an equal Channel-Binding-Hash (else WK_ERR_ILTP_PROOF). */
     wk_iltp_assurance assurance;
     uint8_t channel_exporter[32];
     /* Optional: called with one line per item as it passes (incoming when decoded, outgoing when
@@ -719,6 +721,8 @@ typedef struct wk_iltp_session_stats {
     uint64_t pending_in;            /* Blobs we requested and have not stored */
     uint64_t pending_out;           /* responses not yet completely written */
     uint64_t pending_out_bytes;     /* their data bytes still to write */
+    bool proof_verified;            /* the current session's peer proof matched our enabled
+                                     * assurance exactly (never under Disabled) */
 } wk_iltp_session_stats;
 
 typedef struct wk_iltp_session wk_iltp_session;
@@ -777,6 +781,65 @@ bool wk_iltp_session_closed_locally(const wk_iltp_session *s);
 bool wk_iltp_session_closing(const wk_iltp_session *s);
 /* Bytes of output the session holds queued (control items not yet written). */
 size_t wk_iltp_session_queued(const wk_iltp_session *s);
+
+/* ---------------------------------------------------------------------------------------------
+ * Peer proofs and channel binding (Lace-060 "Connected establishment is role ordered"): the proof
+ * is one Seal over a Plex over the empty Blob. Our canonical construction (src/iltp/proof.c):
+ *   🖧: S.<h>.H3\nBy: V.<k>.H3\nMark: <mark>\n
+ *   🖧: P.<h>.H3\nGroup: lace\nApp: peer-proof\nName: session/side0|side1\n
+ *   TAI: 0000000000:000000000\nChallenge-side0: <N0>\nChallenge-side1: <N1>\n
+ *   [Channel-Binding-Hash: <B64A(BLAKE3(domain || NUL || exporter label || NUL || exporter32))>\n]
+ *   🖧: B.<empty Blob hash>.H3\nData-Length: 0\n\n
+ * The fields are checked exactly, in that order, each once; Name must be the proof phase's role;
+ * the challenges are the B64A preface nonces of the current session pair.
+ * Decisions where the seed is silent (docs/iltp.md, "Peer proofs"):
+ * - The H3 signature suite is not in the seeds, so the Mark is not a signature: it is the B64A of
+ *   BLAKE3 keyed by the sender's By-secret over the Plex hash and the Mark auxiliary input (the
+ *   sender's own preface nonce), and By names V.<BLAKE3 derive_key of the By-secret>.H3. A
+ *   receiver checks that both are well formed and cannot verify either. The P and S glyph hashes
+ *   are written by the presumed rule (BLAKE3 of the content) and, as for every P/S record, not
+ *   enforced on receipt.
+ * ------------------------------------------------------------------------------------------- */
+/* The QUIB exporter (RFC 8446 section 7.5 via gnutls_prf_rfc5705): 44-byte UTF-8 label, context
+ * "iltp", 32 bytes. */
+#define WK_ILTP_QUIB_EXPORTER_LABEL "lace-\xF0\x9F\x96\xA7/quib/peer-proof-channel-binding-v1"
+#define WK_ILTP_QUIB_EXPORTER_LABEL_LEN 44
+#define WK_ILTP_QUIB_EXPORTER_CONTEXT "iltp"
+#define WK_ILTP_QUIB_EXPORTER_LEN 32
+/* The domain string of the channel-binding hash. */
+#define WK_ILTP_CHANNEL_BINDING_DOMAIN "lace-session-peer-proof-channel-binding/v1"
+
+/* BLAKE3(WK_ILTP_CHANNEL_BINDING_DOMAIN || NUL || WK_ILTP_QUIB_EXPORTER_LABEL || NUL || exporter)
+ * into out: the value whose B64A is Channel-Binding-Hash. Pure function. */
+void wk_iltp_channel_binding_hash(const uint8_t exporter[WK_ILTP_QUIB_EXPORTER_LEN], uint8_t out[32]);
+
+typedef struct wk_iltp_proof_params {
+    wk_iltp_side side;                       /* the proof's author (Name: session/side0|side1) */
+    uint8_t challenge_side0[WK_ILTP_NONCE_LEN]; /* side0's preface nonce of this session pair */
+    uint8_t challenge_side1[WK_ILTP_NONCE_LEN]; /* side1's */
+    bool bound;                              /* ChannelBound: with Channel-Binding-Hash */
+    uint8_t exporter[WK_ILTP_QUIB_EXPORTER_LEN]; /* bound: the carrier's exporter */
+    uint8_t by_secret[32];                   /* encoding only: the sender's By-secret */
+} wk_iltp_proof_params;
+
+/* Size of the proof record wk_iltp_proof_encode writes for *p (it depends only on p->bound). */
+size_t wk_iltp_proof_size(const wk_iltp_proof_params *p);
+/* Writes the whole proof Seal for *p into *out: WK_DONE, or WK_NEED_OUTPUT with out untouched.
+ * The Mark's auxiliary input is the author's own challenge. Never fails otherwise. */
+wk_result wk_iltp_proof_encode(const wk_iltp_proof_params *p, wk_out *out, wk_error *err);
+
+typedef enum wk_iltp_proof_accept {
+    WK_ILTP_PROOF_EXACT = 0,     /* exactly the shape of expect->bound, binding hash equal */
+    WK_ILTP_PROOF_STRUCTURAL = 1 /* Disabled: either shape after transcript validation; a binding
+                                  * hash must be well-formed B64A of 32 bytes, not compared */
+} wk_iltp_proof_accept;
+
+/* Checks a received proof item (a record; it borrows the item). expect->side is the author the
+ * proof phase expects; challenges are the current pair's nonces; expect->exporter is compared
+ * (through the binding hash) only for an EXACT bound check. Returns WK_OK, or WK_ERR_ILTP_PROOF
+ * (PeerProtocol) with the item-stream offset of the first offending byte and what was wrong. */
+wk_code wk_iltp_proof_check(const wk_iltp_item *item, const wk_iltp_proof_params *expect,
+                            wk_iltp_proof_accept accept, wk_error *err);
 
 #ifdef __cplusplus
 }

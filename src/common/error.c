@@ -71,6 +71,7 @@ static const code_info table[] = {
      "boundary EOF outside fixed point"},
     {WK_ERR_ILTP_BUDGET, "ILTP_ERR_BUDGET", PEER, false, "received-control budget exceeded"},
     {WK_ERR_ILTP_DEADLINE, "ILTP_ERR_DEADLINE", WK_CAT_TRANSPORT, false, "phase deadline passed"},
+    {WK_ERR_ILTP_PROOF, "WK_ERR_ILTP_PROOF", PEER, false, "the peer's establishment proof is not the expected one"},
     {WK_ERR_ILTP_STORE, "ILTP_ERR_STORE", INTEG, false, "the local store failed"},
 
     {WK_ERR_SNAPPY_TRUNCATED, "SNAPPY_ERR_TRUNCATED", PEER, true, "snappy block ended inside an element"},
@@ -191,6 +192,22 @@ static const code_info table[] = {
     {WK_ERR_HOST_TLS_VERIFY, "WK_ERR_HOST_TLS_VERIFY", WK_CAT_TRANSPORT, false, "the peer's certificate did not verify"},
     {WK_ERR_HOST_TLS, "WK_ERR_HOST_TLS", WK_CAT_TRANSPORT, false, "TLS record-layer failure"},
     {WK_ERR_HOST_TLS_CREDENTIALS, "WK_ERR_HOST_TLS_CREDENTIALS", WK_CAT_USAGE, false, "TLS certificate, key or CA file cannot be loaded"},
+#define T WK_CAT_TRANSPORT
+    {WK_ERR_HOST_QUIB_PROFILE, "WK_ERR_HOST_QUIB_PROFILE", T, false, "QUIB profile: ALPN QUIB/1 missing or different"},
+    {WK_ERR_HOST_QUIB_TLS, "WK_ERR_HOST_QUIB_TLS", T, false, "the QUIC TLS handshake failed"},
+    {WK_ERR_HOST_QUIB_CERTIFICATE, "WK_ERR_HOST_QUIB_CERTIFICATE", T, false, "the server certificate was refused"},
+    {WK_ERR_HOST_QUIB_APP_CLOSE, "WK_ERR_HOST_QUIB_APP_CLOSE", T, false, "the peer closed with an application error"},
+    {WK_ERR_HOST_QUIB_TRANSPORT_CLOSE, "WK_ERR_HOST_QUIB_TRANSPORT_CLOSE", T, false, "the peer closed with a transport error"},
+    {WK_ERR_HOST_QUIB_STATELESS_RESET, "WK_ERR_HOST_QUIB_STATELESS_RESET", T, false, "stateless reset before settlement"},
+    {WK_ERR_HOST_QUIB_RESET_STREAM, "WK_ERR_HOST_QUIB_RESET_STREAM", T, false, "the peer reset the ILTP stream"},
+    {WK_ERR_HOST_QUIB_STOP_SENDING, "WK_ERR_HOST_QUIB_STOP_SENDING", T, false, "the peer sent STOP_SENDING"},
+    {WK_ERR_HOST_QUIB_IDLE_TIMEOUT, "WK_ERR_HOST_QUIB_IDLE_TIMEOUT", T, false, "the QUIC idle timeout passed"},
+    {WK_ERR_HOST_QUIB_HANDSHAKE_TIMEOUT, "WK_ERR_HOST_QUIB_HANDSHAKE_TIMEOUT", T, false, "the QUIC handshake timed out"},
+    {WK_ERR_HOST_QUIB_FINISH_TIMEOUT, "WK_ERR_HOST_QUIB_FINISH_TIMEOUT", T, false, "our FIN was not acknowledged in time"},
+    {WK_ERR_HOST_QUIB_PROTOCOL, "WK_ERR_HOST_QUIB_PROTOCOL", T, false, "the peer violated the QUIC protocol"},
+    {WK_ERR_HOST_QUIB_VERSION, "WK_ERR_HOST_QUIB_VERSION", T, false, "no common QUIC version (v1 only)"},
+    {WK_ERR_HOST_QUIB_STREAM, "WK_ERR_HOST_QUIB_STREAM", T, false, "the peer used a stream QUIB does not allow"},
+#undef T
 };
 #undef PEER
 #undef INTEG

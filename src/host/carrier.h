@@ -247,8 +247,15 @@ extern const wk_carrier_kind wk_carrier_unix;   /* unix.c */
 extern const wk_carrier_kind wk_carrier_tcp;    /* tcp.c */
 extern const wk_carrier_kind wk_carrier_ws;     /* ws.c: HTTP upgrade and frames over tcp.c */
 extern const wk_carrier_kind wk_carrier_wss;    /* ws.c over tls.c (GnuTLS) over tcp.c */
+extern const wk_carrier_kind wk_carrier_quib;   /* quib.c (over quib_conn.c) */
 /* A carrier may wrap another: ws: can run its HTTP upgrade and frames over a carrier from
  * wk_carrier_tcp (being its owner), and wss: put GnuTLS between the two. */
+
+/* Resolves a carrier address's host and port with the system resolver (it blocks: call it when
+ * a carrier or listener is made, before the loop runs) for socktype (SOCK_STREAM, SOCK_DGRAM):
+ * the first address into *ss and its length into *len. WK_OK or HOST_ERR_RESOLVE. */
+wk_code wk_host_resolve(const wk_iltp_address *a, int socktype, struct sockaddr_storage *ss, socklen_t *len,
+                        wk_error *err);
 
 /* Formats a libuv failure as a typed host error: code (HOST_ERR_CONNECT, ...), "what: strerror". */
 wk_code wk_host_uv_error(wk_error *err, wk_code code, int uv_status, const char *what);

@@ -4,6 +4,7 @@
  * table maps a scheme to the file that implements its carrier (carrier.h explains how one plugs
  * in). */
 #include "carrier.h"
+#include <netdb.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,6 +29,24 @@ void wk_host_loop_close(wk_host_loop *l)
 
 uint64_t wk_host_loop_now(const wk_host_loop *l) { return uv_now(l->uv); }
 
+wk_code wk_host_resolve(const wk_iltp_address *a, int socktype, struct sockaddr_storage *ss, socklen_t *len,
+                        wk_error *err)
+{
+    char port[8];
+    snprintf(port, sizeof port, "%u", a->port);
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = socktype;
+    int rc = getaddrinfo(a->host, port, &hints, &res);
+    if (rc != 0 || !res)
+        return wk_error_set(err, WK_ERR_HOST_RESOLVE, WK_NO_OFFSET, "cannot resolve %s: %s", a->host, gai_strerror(rc));
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
+    if (len) *len = (socklen_t)res->ai_addrlen;
+    freeaddrinfo(res);
+    return WK_OK;
+}
+
 wk_code wk_host_uv_error(wk_error *err, wk_code code, int uv_status, const char *what)
 {
     return wk_error_set(err, code, WK_NO_OFFSET, "%s: %s", what, uv_strerror(uv_status));
@@ -40,7 +59,7 @@ static const wk_carrier_kind *const kinds[] = {
     &wk_carrier_tcp,
     &wk_carrier_ws,
     &wk_carrier_wss,
-    /* quib.c adds its row here */
+    &wk_carrier_quib,
 };
 
 const wk_carrier_kind *wk_carrier_kind_for(wk_iltp_scheme scheme)

@@ -68,6 +68,7 @@ typedef struct conn {
     bool idle_closed;
     bool shut_requested, shut_done, authorized, done, car_closed;
     uint64_t close_deadline;
+    size_t car_mem;         /* the carrier's own memory, as last charged to the budget */
     struct conn *next;
 } conn;
 
@@ -181,6 +182,7 @@ static void conn_release(conn *c)
 {
     if (!c->car_closed || c->commits > 0 || c->io > 0) return;
     server *sv = c->srv;
+    sv->budget.used -= c->car_mem;
     conn **pp = &sv->conns;
     while (*pp && *pp != c) pp = &(*pp)->next;
     if (*pp) *pp = c->next;
@@ -581,6 +583,13 @@ static wk_code start_session(conn *c, wk_error *err)
                          (unsigned long long)sv->budget.limit);
         return err ? err->code : WK_ERR_NOMEM;
     }
+    if (sv->o->verbose) {
+        char ex[65] = "";
+        for (int i = 0; c->car->has_exporter && i < 32; i++) snprintf(ex + 2 * i, 3, "%02x", c->car->exporter[i]);
+        clear_progress(sv);
+        fprintf(sv->log, "session %d carrier %s peer %s assurance %s%s%s\n", c->id, c->car->ops->name, c->car->peer,
+                wk_iltp_assurance_name(c->car->assurance), ex[0] ? " exporter " : "", ex);
+    }
     return WK_OK;
 }
 
@@ -755,6 +764,24 @@ static void draw_progress(server *sv)
     sv->progress_shown = true;
 }
 
+/* The carrier's own memory (QUIB: retention until acknowledged, the receive buffer, QUIC state)
+ * counts against --max-memory too: charged as it changes, on every tick. Over the budget, the
+ * session fails with WK_ERR_HOST_MEMORY_LIMIT. */
+static bool charge_carrier(conn *c)
+{
+    server *sv = c->srv;
+    size_t m = wk_carrier_memory(c->car);
+    sv->budget.used = sv->budget.used - c->car_mem + m;
+    c->car_mem = m;
+    if (sv->budget.used > sv->budget.peak) sv->budget.peak = sv->budget.used;
+    if (!sv->budget.limit || sv->budget.used <= sv->budget.limit) return true;
+    wk_error e;
+    wk_error_set(&e, WK_ERR_HOST_MEMORY_LIMIT, WK_NO_OFFSET, "the sessions' memory budget of %llu bytes is spent (carrier %zu bytes)",
+                 (unsigned long long)sv->budget.limit, m);
+    fail_conn(c, &e);
+    return false;
+}
+
 static void on_timer(uv_timer_t *t)
 {
     server *sv = t->data;
@@ -765,6 +792,7 @@ static void on_timer(uv_timer_t *t)
     for (conn *c = sv->conns, *next; c; c = next) {
         next = c->next;
         if (c->done || !c->s) continue;
+        if (!charge_carrier(c)) continue;
         wk_error e;
         if (wk_iltp_session_tick(c->s, now, &e) != WK_OK) {
             fail_conn(c, &e);

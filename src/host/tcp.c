@@ -9,28 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 
-static wk_code resolve(const wk_iltp_address *a, struct sockaddr_storage *ss, wk_error *err)
-{
-    char port[8];
-    snprintf(port, sizeof port, "%u", a->port);
-    struct addrinfo hints, *res = NULL;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    int rc = getaddrinfo(a->host, port, &hints, &res);
-    if (rc != 0 || !res)
-        return wk_error_set(err, WK_ERR_HOST_RESOLVE, WK_NO_OFFSET, "cannot resolve %s: %s", a->host,
-                            gai_strerror(rc));
-    memcpy(ss, res->ai_addr, res->ai_addrlen);
-    freeaddrinfo(res);
-    return WK_OK;
-}
-
 static wk_code tcp_listen(wk_host_loop *loop, const wk_carrier_config *cfg, wk_carrier_listener **out,
                           wk_error *err)
 {
     struct sockaddr_storage ss;
-    if (resolve(&cfg->addr, &ss, err) != WK_OK) return err ? err->code : WK_ERR_HOST_RESOLVE;
+    if (wk_host_resolve(&cfg->addr, SOCK_STREAM, &ss, NULL, err) != WK_OK) return err ? err->code : WK_ERR_HOST_RESOLVE;
     wk_uvstream_listener *ls = wk_uvstream_listener_new(loop, cfg, true);
     if (!ls) return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "listener");
     uv_tcp_init(loop->uv, &ls->h.tcp);
@@ -82,7 +65,7 @@ static wk_code tcp_connect(wk_host_loop *loop, const wk_carrier_config *cfg, wk_
 {
     struct sockaddr_storage ss;
     /* resolved now, before the loop runs (the resolver blocks), so a bad name fails at once */
-    if (resolve(&cfg->addr, &ss, err) != WK_OK) return err ? err->code : WK_ERR_HOST_RESOLVE;
+    if (wk_host_resolve(&cfg->addr, SOCK_STREAM, &ss, NULL, err) != WK_OK) return err ? err->code : WK_ERR_HOST_RESOLVE;
     wk_uvstream *s = wk_uvstream_new(loop, &cfg->addr, cfg->transport_timeout_ms, cfg->assurance_override);
     if (!s) return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "carrier");
     s->dial_addr = ss;

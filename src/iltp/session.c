@@ -636,6 +636,61 @@ wk_code wk_iltp_session_blob_stored(wk_iltp_session *s, const uint8_t hash[32], 
     return WK_OK;
 }
 
+/* The proof parameters of the current pair for the proof of `author`. */
+static void proof_params(const wk_iltp_session *s, wk_iltp_side author, wk_iltp_proof_params *pp)
+{
+    memset(pp, 0, sizeof *pp);
+    pp->side = author;
+    bool local0 = s->p.side == WK_ILTP_SIDE0;
+    memcpy(pp->challenge_side0, local0 ? s->local_nonce : s->peer_nonce, 32);
+    memcpy(pp->challenge_side1, local0 ? s->peer_nonce : s->local_nonce, 32);
+    pp->bound = s->p.assurance == WK_ILTP_ASSURANCE_CHANNEL_BOUND;
+    memcpy(pp->exporter, s->p.channel_exporter, 32);
+    /* the By-secret: derived from the carrier seed under its own domain (docs/iltp.md) */
+    wk_blake3_hasher h;
+    static const char dom[] = "lace-wirekit/iltp/by-secret/v1";
+    wk_blake3_init_derive_key(&h, dom, sizeof dom - 1);
+    wk_blake3_update(&h, s->p.seed, 32);
+    wk_blake3_finalize(&h, pp->by_secret, 32);
+}
+
+/* Queues our proof: the zero-row block (Disabled) or the Seal of our assurance's shape. */
+static wk_code queue_proof(wk_iltp_session *s, wk_error *err)
+{
+    if (s->p.assurance == WK_ILTP_ASSURANCE_DISABLED) {
+        wk_code c = queue_ctl(s, "\n", 1, err);
+        if (c == WK_OK) trace(s, true, "facts 0 proof");
+        return c;
+    }
+    wk_iltp_proof_params pp;
+    proof_params(s, s->p.side, &pp);
+    size_t n = wk_iltp_proof_size(&pp);
+    uint8_t b[1024];
+    wk_out o = {b, sizeof b, 0};
+    if (n > sizeof b || wk_iltp_proof_encode(&pp, &o, err) != WK_DONE)
+        return wk_error_set(err, WK_ERR_ILTP_ENCODE, WK_NO_OFFSET, "proof");
+    wk_code c = queue_ctl(s, b, o.pos, err);
+    if (c == WK_OK) trace(s, true, "record S proof %s", wk_iltp_assurance_name(s->p.assurance));
+    return c;
+}
+
+/* Checks the peer's proof item against our assurance (Lace-060): Disabled accepts the zero-row
+ * block or a transcript-valid Seal of either shape and derives nothing; ConfidentialChannel and
+ * ChannelBound require an exact proof of their own shape. */
+static wk_result check_proof(wk_iltp_session *s, const wk_iltp_item *it, wk_error *err)
+{
+    bool zero = it->kind == WK_ILTP_ITEM_FACTS && it->rows == 0;
+    bool disabled = s->p.assurance == WK_ILTP_ASSURANCE_DISABLED;
+    if (zero && disabled) return WK_DONE;
+    wk_iltp_proof_params pp;
+    proof_params(s, s->p.side == WK_ILTP_SIDE0 ? WK_ILTP_SIDE1 : WK_ILTP_SIDE0, &pp);
+    wk_error e;
+    if (wk_iltp_proof_check(it, &pp, disabled ? WK_ILTP_PROOF_STRUCTURAL : WK_ILTP_PROOF_EXACT, &e) != WK_OK)
+        return sfail(s, err, &e);
+    if (!disabled) s->st.proof_verified = true;
+    return WK_DONE;
+}
+
 /* Queues our operand Blob record. */
 static wk_result queue_operand(wk_iltp_session *s, wk_error *err)
 {
@@ -663,13 +718,13 @@ static wk_result on_establishment(wk_iltp_session *s, const wk_iltp_item *it, wk
         bool zero = it->kind == WK_ILTP_ITEM_FACTS && it->rows == 0;
         bool seal = it->kind == WK_ILTP_ITEM_RECORD && it->record.type == 'S';
         if (!zero && !seal) return order_fail(s, err, it, "expected the peer's proof (a Seal or the zero-row block)");
+        if (check_proof(s, it, err) != WK_DONE) return WK_ERROR;
         s->got_proof = true;
         wk_iltp_reader_expect_operand(s->rd); /* the peer's next item is its operand */
         if (s->p.side == WK_ILTP_SIDE1) {
             wk_error e;
-            if (queue_ctl(s, "\n", 1, &e) != WK_OK) return sfail(s, err, &e);
+            if (queue_proof(s, &e) != WK_OK) return sfail(s, err, &e);
             s->sent_proof = true;
-            trace(s, true, "facts 0 proof");
         } else {
             if (queue_operand(s, err) != WK_DONE) return WK_ERROR;
             trace(s, true, "record B operand %zu", s->operand_len);
@@ -720,11 +775,11 @@ static wk_result on_preface(wk_iltp_session *s, const wk_iltp_item *it, wk_error
     s->st.enc_out = out;
     s->st.sessions++;
     s->sent_proof = s->got_proof = s->sent_operand = s->got_operand = false;
+    s->st.proof_verified = false;
     phase_start(s, WK_ILTP_SESSION_ESTABLISHING);
     if (s->p.side == WK_ILTP_SIDE0) {
-        if (queue_ctl(s, "\n", 1, &e) != WK_OK) return sfail(s, err, &e);
+        if (queue_proof(s, &e) != WK_OK) return sfail(s, err, &e);
         s->sent_proof = true;
-        trace(s, true, "facts 0 proof");
     }
     return WK_DONE;
 }
@@ -1075,9 +1130,9 @@ wk_iltp_session *wk_iltp_session_create(const wk_iltp_session_params *p, uint64_
         wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "the session needs the store's has, next and seq");
         return NULL;
     }
-    if (p->assurance != WK_ILTP_ASSURANCE_DISABLED) {
-        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "proof assurance %s needs a Seal proof, which this build does not make",
-                     wk_iltp_assurance_name(p->assurance));
+    if (p->assurance != WK_ILTP_ASSURANCE_DISABLED && p->assurance != WK_ILTP_ASSURANCE_CONFIDENTIAL_CHANNEL &&
+        p->assurance != WK_ILTP_ASSURANCE_CHANNEL_BOUND) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "unknown proof assurance");
         return NULL;
     }
     if (p->form != WK_ILTP_FORM_1_0 && p->form != WK_ILTP_FORM_0_13) {

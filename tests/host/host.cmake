@@ -11,3 +11,17 @@ wk_test(test_host_carrier host/test_carrier.c)
 target_link_libraries(test_host_carrier PRIVATE wirekit_host)
 target_include_directories(test_host_carrier PRIVATE ${CMAKE_SOURCE_DIR}/src/host) # carrier.h is internal
 add_test(NAME host_carrier COMMAND test_host_carrier)
+# host_quib: QUIB in one process (packets in memory, a controlled clock), tests/host/test_quib.c
+wk_test(test_host_quib host/test_quib.c)
+target_link_libraries(test_host_quib PRIVATE wirekit_host)
+target_include_directories(test_host_quib PRIVATE ${CMAKE_SOURCE_DIR}/src/host) # quib_conn.h is internal
+add_test(NAME host_quib COMMAND test_host_quib ${WK_VECTORS_DIR})
+# host_quib_process: wirekit iltp sync over quib: between processes on loopback UDP, with a test
+# peer (quib_peer, built from test code on quib_conn.c) for the misbehaviours and certificates
+# made at test time by the openssl tool.
+add_executable(quib_peer host/quib_peer.c)
+target_link_libraries(quib_peer PRIVATE wirekit_host)
+target_include_directories(quib_peer PRIVATE ${CMAKE_SOURCE_DIR}/tests ${CMAKE_SOURCE_DIR}/src/host)
+add_test(NAME host_quib_process
+         COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/quib_test.py $<TARGET_FILE:wirekit_cli> $<TARGET_FILE:quib_peer>)
+set_tests_properties(host_quib_process PROPERTIES TIMEOUT 900)

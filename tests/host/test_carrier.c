@@ -37,6 +37,7 @@ static void test_table(void)
     CHECK(wk_carrier_kind_for(WK_ILTP_SCHEME_STDIO) == &wk_carrier_stdio);
     CHECK(wk_carrier_kind_for(WK_ILTP_SCHEME_WS) == &wk_carrier_ws);
     CHECK(wk_carrier_kind_for(WK_ILTP_SCHEME_WSS) == &wk_carrier_wss);
+    CHECK(wk_carrier_kind_for(WK_ILTP_SCHEME_QUIB) == &wk_carrier_quib);
     for (wk_iltp_scheme s = WK_ILTP_SCHEME_STDIO; s <= WK_ILTP_SCHEME_WSS; s++) {
         const wk_carrier_kind *k = wk_carrier_kind_for(s);
         if (k) CHECK(k->scheme == s && k->listen && k->connect);

@@ -314,9 +314,9 @@ def test_wk_bulk():
 @test
 def test_assurance():
     """ws resolves Disabled, wss (verified) and ws with --trust-confidential-channel resolve
-    ConfidentialChannel, --disable-proof resolves Disabled. The session refuses any assurance
-    but Disabled until it can make the Seal proof (src/iltp/session.c), so ConfidentialChannel
-    shows as that refusal; once it can, as a Seal sent as our proof."""
+    ConfidentialChannel, --disable-proof resolves Disabled. Under ConfidentialChannel each side
+    sends a Seal over the empty Blob as its proof (src/iltp/proof.c) and requires the peer's to be
+    exact: a peer that sends the zero-row block instead fails the session (WK_ERR_ILTP_PROOF)."""
     def run(scheme, lextra, cextra, tag):
         a, _ = store_of("as-a-" + tag, [b"assurance a " + tag.encode()])
         b, _ = store_of("as-b-" + tag, [b"assurance b " + tag.encode()])
@@ -333,15 +333,21 @@ def test_assurance():
         check(rc == 0 and re.search(r"^session 1 -> facts 0 proof$", err, re.M), "%s: %d %s" % (what, rc, err[-600:]))
 
     def confidential(rc, err, what):
-        refused = "proof assurance ConfidentialChannel needs a Seal proof" in err
-        sealed = re.search(r"^session 1 -> record S ", err, re.M)
-        check((rc == 1 and refused) or (rc == 0 and sealed), "%s: not ConfidentialChannel: %d %s" % (what, rc, err[-600:]))
+        sent = re.search(r"^session 1 -> record S ", err, re.M)
+        got = re.search(r"^session 1 <- record S ", err, re.M)
+        check(rc == 0 and sent and got and "assurance ConfidentialChannel" in err,
+              "%s: not a ConfidentialChannel session with Seal proofs both ways: %d %s" % (what, rc, err[-600:]))
 
     disabled(*run("ws", [], [], "ws"), "ws default")
-    confidential(*run("wss", NOPROOF, [], "wss"), "wss default (connector)")
-    confidential(*run("ws", [], ["--trust-confidential-channel"], "wstrust"), "ws --trust-confidential-channel")
+    confidential(*run("wss", [], [], "wss"), "wss default")
+    confidential(*run("ws", ["--trust-confidential-channel"], ["--trust-confidential-channel"], "wstrust"),
+                 "ws --trust-confidential-channel")
     disabled(*run("wss", NOPROOF, NOPROOF, "wssoff"), "wss --disable-proof")
-    wktest.check("proof assurance: ws Disabled, wss and ws+trust ConfidentialChannel, --disable-proof Disabled", True)
+    rc, err = run("wss", NOPROOF, [], "wssmixed")
+    check(rc == 2 and "WK_ERR_ILTP_PROOF" in err,
+          "a wss connector (ConfidentialChannel) given the zero-row proof: %d %s" % (rc, err[-600:]))
+    wktest.check("proof assurance: ws Disabled, wss and ws+trust ConfidentialChannel with Seals both ways, "
+                 "--disable-proof Disabled, a missing Seal refused (WK_ERR_ILTP_PROOF)", True)
 
 
 @test
