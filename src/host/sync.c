@@ -69,6 +69,12 @@ typedef struct conn {
     bool shut_requested, shut_done, authorized, done, car_closed;
     uint64_t close_deadline;
     size_t car_mem;         /* the carrier's own memory, as last charged to the budget */
+    /* the summary of a session that ended with commits in flight, written when the last one ends
+     * (so once a session's summary is out, the store holds exactly what it stored) */
+    bool summary_pending, summary_failed;
+    char summary_outcome[200];
+    char peer[96];          /* the carrier's peer name, kept for a summary written after it closed */
+    wk_error summary_failure;
     struct conn *next;
 } conn;
 
@@ -145,7 +151,7 @@ static void summary(conn *c, const char *outcome, const wk_error *failure)
                 "\"encoding_out\":\"%s\",\"encoding_in\":\"%s\",\"wire_bytes_out\":%llu,\"wire_bytes_in\":%llu,"
                 "\"blob_bytes_out\":%llu,\"blob_bytes_in\":%llu,\"blobs_out\":%llu,\"blobs_in\":%llu,"
                 "\"rounds\":%llu,\"duration_ms\":%llu}\n",
-                c->id, c->side == WK_ILTP_SIDE0 ? "side0" : "side1", c->car->peer,
+                c->id, c->side == WK_ILTP_SIDE0 ? "side0" : "side1", c->peer,
                 failure ? "failed" : (c->idle_closed ? "idle-timeout" : "clean"), err, eo, ei,
                 (unsigned long long)st.wire_out, (unsigned long long)st.wire_in,
                 (unsigned long long)st.data_out, (unsigned long long)st.data_in,
@@ -199,7 +205,15 @@ static void finish(conn *c, int status, const char *outcome, const wk_error *fai
     if (c->done) return;
     c->done = true;
     server *sv = c->srv;
-    if (c->s || failure) summary(c, outcome, failure);
+    snprintf(c->peer, sizeof c->peer, "%s", c->car ? c->car->peer : "");
+    if ((c->s || failure) && c->commits > 0) {
+        c->summary_pending = true;
+        snprintf(c->summary_outcome, sizeof c->summary_outcome, "%s", outcome);
+        c->summary_failed = failure != NULL;
+        if (failure) c->summary_failure = *failure;
+    } else if (c->s || failure) {
+        summary(c, outcome, failure);
+    }
     sv->finished++;
     if (status == 0) sv->ok++;
     sv->status = status;
@@ -274,6 +288,10 @@ static void rx_done(void *ctx, wk_rx *rx, const uint8_t hash[32], uint64_t len, 
     conn *c = ctx;
     c->commits--;
     if (!err) index_add(c->srv, hash, len);
+    if (c->summary_pending && c->commits == 0) {
+        c->summary_pending = false;
+        summary(c, c->summary_outcome, c->summary_failed ? &c->summary_failure : NULL);
+    }
     if (!c->done) {
         wk_error e;
         if (wk_iltp_session_blob_stored(c->s, hash, err, &e) != WK_OK) fail_conn(c, &e);

@@ -32,6 +32,18 @@ from synclib import *  # noqa: E402,F401,F403
 from synclib import W, ONLY, TMP, T0  # noqa: E402
 
 MEASURED = []
+# The listener's peak RSS targets are the issue's, for the default build. Under AddressSanitizer
+# (WK_SANITIZED=1, set by tests/host/sync.cmake) redzones, the free quarantine and shadow pages
+# inflate RSS several times (the 10-proof case: 24 MiB in the default build, 130 MiB under ASan),
+# so a sanitized build checks 3x the target: it still catches growth with the input, which is
+# what the sanitized run is for.
+RSS_SCALE = 3 if os.environ.get("WK_SANITIZED") else 1
+
+
+def check_rss(rss, target_mib, what="listener peak RSS"):
+    limit = target_mib * RSS_SCALE
+    check(rss <= limit, "%s %.0f MiB > %d MiB%s" % (what, rss, limit,
+                                                    " (3x the target: sanitized build)" if RSS_SCALE > 1 else ""))
 
 
 def measured(what, value):
@@ -149,7 +161,7 @@ def blob_records_held_mid_transfer():
             time.sleep(0.1)
         rss = vmhwm_mib(lst.p.pid)
         measured("40 peers holding 32 MiB Blob records mid-transfer, listener peak RSS", "%.0f MiB" % rss)
-        check(rss <= 256, "listener peak RSS %.0f MiB > 256 MiB" % rss)
+        check_rss(rss, 256)
         check(lst.alive(), "the listener died")
     finally:
         for p in peers:
@@ -189,7 +201,7 @@ def compressed_64MiB_proofs():
         rss = vmhwm_mib(lst.p.pid)
         measured("10 compressed 64 MiB proofs, listener peak RSS", "%.0f MiB" % rss)
         check(all(x == "failed: ILTP_ERR_BUDGET" for x in o), "outcomes %s" % sorted(set(o)))
-        check(rss <= 128, "listener peak RSS %.0f MiB > 128 MiB" % rss)
+        check_rss(rss, 128)
         err = lst.err()
         m = re.search(r"ILTP_ERR_BUDGET at offset (\d+)", err)
         check(m, "no budget error line")
@@ -227,7 +239,7 @@ def requesters_that_never_read():
         rss = vmhwm_mib(lst.p.pid)
         measured("10 peers requesting a 32 MiB Blob and never reading, listener peak RSS", "%.0f MiB" % rss)
         measured("honest sync beside 10 non-reading requesters", "%.2f s" % t)
-        check(rss <= 128, "listener peak RSS %.0f MiB" % rss)
+        check_rss(rss, 128)
     finally:
         for p in peers:
             p.close()
@@ -260,7 +272,7 @@ def round_storm():
         time.sleep(1)
         rss = vmhwm_mib(lst.p.pid)
         measured("round storm, listener peak RSS", "%.0f MiB" % rss)
-        check(rss <= 256, "listener peak RSS %.0f MiB > 256 MiB" % rss)
+        check_rss(rss, 256)
         check(lst.alive(), "the listener died")
     finally:
         if p:

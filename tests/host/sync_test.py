@@ -593,8 +593,9 @@ def eof_mid_record(bed):
     finally:
         p.close()
     bed.fault_done(p.sid, "ILTP_ERR_TRUNCATED")
-    # the complete Blob was verified and may be stored (its commit runs on a worker and may end
-    # after the session's failure line: wait until no temporary is left); the half one must not be
+    # the complete Blob was verified and may be stored (its commit runs on a worker; the listener
+    # writes the session's summary, which fault_done waited for, only once its commits have ended,
+    # so the store is final here); the half one must not be
     wait_no_temps(bed.srv)
     held = ls(bed.srv)
     check(hs[1] not in held, "a half-received Blob is in the store")

@@ -453,7 +453,8 @@ def test_py_server():
         extra = (["--ca", CERTS["ca"]] + NOPROOF) if scheme == "wss" else []
         result, rc, err = asyncio.run(asyncio.wait_for(py_server(
             scheme, hs, rnd, lambda port: connector("%s:127.0.0.1:%d" % (scheme, port), b, extra)), 120))
-        check("error" not in result, "python server: %r" % result.get("error"))
+        check("error" not in result, "python server over %s: %r; connector exited %d: %s"
+              % (scheme, result.get("error"), rc, err[-600:]))
         check(rc == 0, "connector exited %d: %s" % (rc, err[-600:]))
         clean(err, "connector")
         check(set(result["have"]) == set(hs) | set(hb), "python server: not the union")
