@@ -730,7 +730,7 @@ static void test_rejections(void)
         size_t sz[64];
         for (int i = 0; i < 64; i++) sz[i] = 256;
         buf z = encode(WK_ILTP_ZSTD20C, 0, src, sz, 64, 65536, true);
-        size_t starts[80], nblk = 0, pos = 2;
+        size_t starts[80] = {0}, nblk = 0, pos = 2; /* (= {0}: gcc -O3 saw it maybe unset) */
         while (pos + 3 <= z.n && nblk < 80) {
             uint32_t h = (uint32_t)z.p[pos] | (uint32_t)z.p[pos + 1] << 8 | (uint32_t)z.p[pos + 2] << 16;
             starts[nblk++] = pos;
