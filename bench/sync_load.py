@@ -22,7 +22,9 @@ connectors are spawned at once; the wall time runs from the first spawn to the l
 run bounded by --timeout; stragglers are killed). Reported: sessions/s, Blob bytes moved (data
 bytes that appeared in all stores, counted from the files) per second, wire bytes, connector exit
 codes, the listener's per-session outcomes, its peak RSS (VmHWM from /proc/PID/status, read after
-the last connector exits) and CPU time.
+the last connector exits) and CPU time, and the CPU time of every process of the run (listener and
+connectors; rsync's processes for rsync; getrusage RUSAGE_CHILDREN). With --dir, each run's logs
+(listener.err, cNNN.err) stay in DIR/CONFIG/wkN; its stores are removed after the run.
 
 One rsync run: for every connector store at once, `rsync -a C/blobs/ S/blobs/ && rsync -a
 S/blobs/ C/blobs/` (local to local, no network, no ssh), and the same with --fsync (the wirekit
@@ -33,6 +35,7 @@ import os
 import platform
 import random
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -143,6 +146,7 @@ def run_wirekit(wk, srv_t, conn_t, root, tag, timeout, keep=False, extra=(), sig
             raise SystemExit("listener said %r" % line)
         addr = m.group(1)
         errs = []
+        cpu0 = children_cpu()
         t0 = time.monotonic()
         for c in conns:
             ef = open(os.path.join(d, os.path.basename(c) + ".err"), "wb")
@@ -201,9 +205,13 @@ def run_wirekit(wk, srv_t, conn_t, root, tag, timeout, keep=False, extra=(), sig
             for m in SUMMARY_RE.finditer(f.read()):
                 if m.group(2) == "recv" and m.group(9) != "clean":
                     conn_fail[m.group(9)] = conn_fail.get(m.group(9), 0) + 1
-    if not keep:
+    cpu_all = children_cpu() - cpu0
+    if keep:  # the logs stay for inspection; the stores (up to GBs with 'unique') go
+        for s in [srv] + conns:
+            shutil.rmtree(s, ignore_errors=True)
+    else:
         shutil.rmtree(d)
-    return {"wall": wall, "blobs": after[0] - before[0], "bytes": after[1] - before[1], "wire": wire,
+    return {"wall": wall, "cpu_all": cpu_all, "blobs": after[0] - before[0], "bytes": after[1] - before[1], "wire": wire,
             "listener_exit": lrc,
             "rc": crc, "listener": outcomes, "connector_fail": conn_fail,
             "vmhwm_kb": int(st["VmHWM"].split()[0]), "cpu_s": st["cpu_s"]}
@@ -214,6 +222,7 @@ def run_rsync(srv_t, conn_t, root, tag, timeout, fsync):
     before = all_stats([srv] + conns)
     # --exclude: rsync's own temporaries (.name.XXXXXX) from the concurrent passes into S
     opt = "-a --exclude=.* --fsync" if fsync else "-a --exclude=.*"
+    cpu0 = children_cpu()
     t0 = time.monotonic()
     procs = [subprocess.Popen(["/bin/sh", "-c", "rsync %s '%s/blobs/' '%s/blobs/' && rsync %s '%s/blobs/' '%s/blobs/'"
                                % (opt, c, srv, opt, srv, c)], stdin=subprocess.DEVNULL,
@@ -230,9 +239,16 @@ def run_rsync(srv_t, conn_t, root, tag, timeout, fsync):
             r = "timeout"
         rcs[str(r)] = rcs.get(str(r), 0) + 1
     wall = time.monotonic() - t0
+    cpu_all = children_cpu() - cpu0
     after = all_stats([srv] + conns)
     shutil.rmtree(d)
-    return {"wall": wall, "blobs": after[0] - before[0], "bytes": after[1] - before[1], "rc": rcs}
+    return {"wall": wall, "cpu_all": cpu_all, "blobs": after[0] - before[0], "bytes": after[1] - before[1], "rc": rcs}
+
+
+def children_cpu():
+    """User + system CPU seconds of every waited-for child (and its waited-for descendants)."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 def cpu_model():
@@ -277,16 +293,18 @@ def run_config(wk, root, a, name, log):
         r = run_wirekit(wk, srv_t, conn_t, croot, "wk%d" % i, a.timeout, bool(a.dir), extra, not a.ignore_sigpipe)
         wkr.append(r)
         log("[%s] wirekit run %d: %.2f s, %d Blobs / %.1f MB moved, wire %.1f MB, connector exits %s, listener "
-            "sessions %s, connector failures %s, listener VmHWM %d kB, CPU %.2f s, listener still running: %s"
+            "sessions %s, connector failures %s, listener VmHWM %d kB, CPU %.2f s (all processes %.2f s), listener "
+            "still running: %s"
             % (name, i + 1, r["wall"], r["blobs"], r["bytes"] / 1e6, r["wire"] / 1e6, r["rc"], r["listener"],
-               r["connector_fail"], r["vmhwm_kb"], r["cpu_s"],
+               r["connector_fail"], r["vmhwm_kb"], r["cpu_s"], r["cpu_all"],
                "yes" if r["listener_exit"] is None else "NO, exit %s" % r["listener_exit"]))
         if not a.no_rsync and not extra:
             for fs_, acc in ((False, rsr), (True, rsf)):
                 r = run_rsync(srv_t, conn_t, croot, "rs%d%d" % (i, fs_), a.timeout, fs_)
                 acc.append(r)
-                log("[%s] rsync -a%s run %d: %.2f s, %d Blobs / %.1f MB moved, exits %s"
-                    % (name, " --fsync" if fs_ else "", i + 1, r["wall"], r["blobs"], r["bytes"] / 1e6, r["rc"]))
+                log("[%s] rsync -a%s run %d: %.2f s, %d Blobs / %.1f MB moved, exits %s, CPU (all processes) %.2f s"
+                    % (name, " --fsync" if fs_ else "", i + 1, r["wall"], r["blobs"], r["bytes"] / 1e6, r["rc"],
+                       r["cpu_all"]))
     if not a.dir:
         shutil.rmtree(croot, ignore_errors=True)
     return sessions, desc, extra, wkr, rsr, rsf
@@ -310,7 +328,8 @@ def main():
     ap.add_argument("--ignore-sigpipe", action="store_true",
                     help="start the listener with SIGPIPE ignored (default: its default disposition)")
     ap.add_argument("--no-rsync", action="store_true")
-    ap.add_argument("--dir", help="work directory, kept (default: a fresh one in /tmp, removed at the end)")
+    ap.add_argument("--dir", help="work directory, kept with every wirekit run's logs (the stores are removed after "
+                    "each run; default: a fresh one in /tmp, removed at the end)")
     ap.add_argument("--append-doc", help="append the markdown section to this file (one write)")
     a = ap.parse_args()
     wk = os.path.abspath(a.wirekit)
@@ -318,6 +337,8 @@ def main():
     os.makedirs(root, exist_ok=True)
     cmd = "/usr/bin/python3 bench/sync_load.py %s" % " ".join(sys.argv[1:])
     fs = fs_of(root)
+    load0 = os.getloadavg()
+    started = time.gmtime()
     t0 = time.monotonic()
 
     def log(m):
@@ -335,11 +356,13 @@ def main():
     L.append("")
     L.append("## ILTP sync load")
     L.append("")
-    L.append("- Date: %s. Machine: `nproc` = %d (%s), %s; Linux %s; stores on the local disk (%s). Run took %.0f s."
-             % (time.strftime("%Y-%m-%d"), os.cpu_count(),
+    load1 = os.getloadavg()
+    L.append("- Date: %s UTC (start). Machine: `nproc` = %d (%s), %s; Linux %s; load average (1/5/15 min) %.2f %.2f %.2f at the "
+             "start, %.2f %.2f %.2f at the end; stores under %s (%s). Run took %.0f s."
+             % (time.strftime("%Y-%m-%d %H:%M", started), os.cpu_count(),
                 "2 cores shared with other work running at the same time" if os.cpu_count() == 2 else "shared",
-                cpu_model(), platform.release(), fs, time.monotonic() - t0))
-    L.append("- Command (from the repository root): `%s` (wirekit %s)." % (cmd, version(wk)))
+                cpu_model(), platform.release(), *load0, *load1, root, fs, time.monotonic() - t0))
+    L.append("- Command (from the repository root): `%s` (wirekit %s, commit %s)." % (cmd, version(wk), commit()))
     L.append("- Load: one listener (`wirekit iltp sync --listen tcp:127.0.0.1:0 --store S`, no `--once`) on loopback, "
              "starting with %d shared 16 KiB Blobs (half text, half random); N connectors (`wirekit iltp sync "
              "--connect ADDR --store Ci`) spawned at once, each with its own store of %d Blobs of 256 B-2 KiB "
@@ -374,11 +397,11 @@ def main():
                             med(rs, lambda r: r["bytes"] / 1e6 / r["wall"])))
     L.append("")
     for name, n, desc, extra, wkr, rsr, rsf in results:
-        L.append("- `%s` (%s): wall per run %s s; listener VmHWM per run %s kB, CPU %s s; wire bytes (listener, both "
+        L.append("- `%s` (%s): wall per run %s s; listener VmHWM per run %s kB, CPU %s s (all wirekit processes %s s); wire bytes (listener, both "
                  "directions) median %.1f MB; connectors exiting 0 per run: %s of %d; listener session outcomes: %s; "
                  "connector failures: %s%s."
                  % (name, desc, ", ".join("%.2f" % r["wall"] for r in wkr), ", ".join(str(r["vmhwm_kb"]) for r in wkr),
-                    ", ".join("%.2f" % r["cpu_s"] for r in wkr), med(wkr, lambda r: r["wire"]) / 1e6,
+                    ", ".join("%.2f" % r["cpu_s"] for r in wkr), ", ".join("%.2f" % r["cpu_all"] for r in wkr), med(wkr, lambda r: r["wire"]) / 1e6,
                     ", ".join(str(r["rc"].get("0", 0)) for r in wkr), n, "; ".join(str(r["listener"]) for r in wkr),
                     "; ".join(str(r["connector_fail"] or "none") for r in wkr),
                     "" if all(r["listener_exit"] is None for r in wkr) else
@@ -399,6 +422,15 @@ def fs_of(path):
     try:
         r = subprocess.run(["df", "-T", path], capture_output=True, text=True, timeout=10)
         return r.stdout.splitlines()[1].split()[1]
+    except Exception:  # noqa: BLE001
+        return "?"
+
+
+def commit():
+    try:
+        r = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "--short", "HEAD"],
+                           capture_output=True, text=True, timeout=10)
+        return r.stdout.strip() or "?"
     except Exception:  # noqa: BLE001
         return "?"
 
