@@ -129,6 +129,28 @@ def stop(p, timeout=30):
     return p.returncode, out, err
 
 
+def stderr_until(p, needle, timeout=30):
+    """Reads p's stderr until it holds `needle`, p exits or `timeout` seconds pass; returns what
+    was read. The listener logs a refusal after it has sent the close, so the peer may be done
+    before the line is written: a test waits for the line instead of killing the listener at once."""
+    import select
+    fd = p.stderr.fileno()
+    got = b""
+    deadline = time.monotonic() + timeout
+    while needle not in got:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        r, _, _ = select.select([fd], [], [], left)
+        if not r:
+            break
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        got += chunk
+    return got
+
+
 def store(name, blobs):
     d = os.path.join(TMP, name)
     for b in blobs:
@@ -569,8 +591,10 @@ def interop_quic_go_client():
     lp, addr = listen(a)
     r = subprocess.run([peer, "client", addr[len("quib:"):], f"{PKI}/ca.pem", "QUIB/2"], stdin=subprocess.DEVNULL,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    early = stderr_until(lp, b"WK_ERR_HOST_QUIB_PROFILE", timeout=30)
     lp.kill()
     _, _, lerr = stop(lp)
+    lerr = early + lerr
     gerr = r.stderr.decode("utf-8", "replace")
     wktest.check("quic-go client offering QUIB/2: refused (no_application_protocol), the listener says why",
                  r.returncode == 3 and ("0x178" in gerr or "application protocol" in gerr) and
