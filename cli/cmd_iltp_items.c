@@ -120,7 +120,7 @@ int wk_cli_iltp_items(int argc, char **argv)
             break;
         }
     }
-    wk_iltp_reader_free(r);
+    wk_iltp_reader_destroy(r);
     if (fflush(stdout) != 0 && rc == 0) rc = 1;
     return rc;
 }

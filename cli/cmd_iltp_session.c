@@ -99,7 +99,7 @@ int wk_cli_iltp_nonce(int argc, char **argv)
         return wk_cli_usage("wirekit iltp nonce: --seed must not be all zero");
     uint8_t nonce[32];
     uint64_t used = 0;
-    if (wk_iltp_nonce_next(&g, peer_arg ? peer : NULL, nonce, &used, &err) != WK_OK)
+    if (wk_iltp_nonce_gen_next(&g, peer_arg ? peer : NULL, nonce, &used, &err) != WK_OK)
         return wk_cli_fail(&err);
 
     char text[WK_ILTP_NONCE_TEXT_LEN + 1];

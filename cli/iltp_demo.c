@@ -96,7 +96,7 @@ static size_t run_direction(wk_iltp_encoding enc, buf *batches, int nbatch, size
         wk_result r;
         do {
             wk_out out = {tmp, sizeof tmp, 0};
-            r = wk_iltp_encode(e, &out, &in, i < nbatch ? WK_ILTP_FLUSH : WK_ILTP_END, &err);
+            r = wk_iltp_encoder_encode(e, &in, &out, i < nbatch ? WK_ILTP_FLUSH : WK_ILTP_END, &err);
             if (r == WK_ERROR) { wk_cli_fail(&err); exit(1); }
             buf_put(&wire, tmp, out.pos);
         } while (r == WK_NEED_OUTPUT);
@@ -105,7 +105,7 @@ static size_t run_direction(wk_iltp_encoding enc, buf *batches, int nbatch, size
     wk_result r;
     do {
         wk_out out = {tmp, sizeof tmp, 0};
-        r = wk_iltp_decode(d, &out, &in, &err);
+        r = wk_iltp_decoder_decode(d, &in, &out, &err);
         if (r == WK_ERROR) { wk_cli_fail(&err); exit(2); }
         buf_put(&back, tmp, out.pos);
     } while (r == WK_NEED_OUTPUT);
@@ -116,8 +116,8 @@ static size_t run_direction(wk_iltp_encoding enc, buf *batches, int nbatch, size
     free(wire.p);
     free(plain.p);
     free(back.p);
-    wk_iltp_encoder_free(e);
-    wk_iltp_decoder_free(d);
+    wk_iltp_encoder_destroy(e);
+    wk_iltp_decoder_destroy(d);
     return n;
 }
 
@@ -159,7 +159,7 @@ int wk_cli_iltp_demo(int argc, char **argv)
         const char *tok;
         size_t tl;
         int a = k, b = 1 - k;
-        wk_iltp_encoding enc = wk_iltp_select(&pf[a].encode, &pf[b].decode, &tok, &tl);
+        wk_iltp_encoding enc = wk_iltp_offer_select(&pf[a].encode, &pf[b].decode, &tok, &tl);
         buf batches[1000];
         size_t items = 0;
         for (uint64_t r = 0; r < rounds; r++) {

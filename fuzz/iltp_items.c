@@ -37,12 +37,12 @@ static size_t raw_items(const uint8_t *p, size_t n, size_t chunk, size_t cap, wk
         wk_in in = {p, lim, pos};
         for (;;) {
             wk_iltp_item it;
-            wk_result r = wk_iltp_item_decode(d, &in, &it, &e);
+            wk_result r = wk_iltp_item_decoder_decode(d, &in, &it, &e);
             if (r == WK_ERROR) {
                 CHECK(e.category == WK_CAT_PEER_PROTOCOL || e.code == WK_ERR_NOMEM);
                 CHECK(e.code != WK_ERR_NOMEM || cap > 0);
                 *fail = e.code;
-                wk_iltp_item_decoder_free(d);
+                wk_iltp_item_decoder_destroy(d);
                 return k;
             }
             if (r == WK_NEED_INPUT) break;
@@ -63,7 +63,7 @@ static size_t raw_items(const uint8_t *p, size_t n, size_t chunk, size_t cap, wk
     }
     *fin = wk_iltp_item_decoder_finish(d, &e);
     CHECK((*fin == WK_OK) == (off == n));
-    wk_iltp_item_decoder_free(d);
+    wk_iltp_item_decoder_destroy(d);
     return k;
 }
 
@@ -106,7 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(wk_iltp_writer_write(w, &in, &o, &e) == WK_DONE);
     CHECK(wk_iltp_writer_end(w, &o, &e) == WK_DONE);
     wn = o.pos;
-    wk_iltp_writer_free(w);
+    wk_iltp_writer_destroy(w);
 
     wk_iltp_reader *r = wk_iltp_reader_create(&sp, &e);
     CHECK(r);
@@ -154,7 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         else if (fail != WK_OK) CHECK(k == na && rfail == fail);
         else CHECK(rfail == WK_ERR_ILTP_TRUNCATED && fin != WK_OK && k == na); /* end mark inside an item */
     }
-    wk_iltp_reader_free(r);
+    wk_iltp_reader_destroy(r);
     free(wire);
     return 0;
 }

@@ -240,7 +240,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(wk_iltp_session_recv(h.s, &(wk_in){data, size, size}, NULL, &again) == WK_ERROR);
         CHECK(again.code == e.code && again.offset == e.offset);
     }
-    wk_iltp_session_free(h.s);
+    wk_iltp_session_destroy(h.s);
     CHECK(l.cur == 0);
     return 0;
 }

@@ -100,7 +100,7 @@ size_t wk_iltp_offer_format(const wk_iltp_encoding *encs, size_t n, char *dst, s
  * else identity. Sets *tok and *tok_len to the token text (borrowed from a_encode, or the static
  * "identity") and returns the encoding it names (WK_ILTP_UNKNOWN if this build does not
  * implement it). */
-wk_iltp_encoding wk_iltp_select(const wk_iltp_offer *a_encode, const wk_iltp_offer *b_decode,
+wk_iltp_encoding wk_iltp_offer_select(const wk_iltp_offer *a_encode, const wk_iltp_offer *b_decode,
                                 const char **tok, size_t *tok_len);
 
 /* ---------------------------------------------------------------------------------------------
@@ -173,11 +173,11 @@ typedef enum wk_iltp_op {
 
 /* Creates an encoder primed for a fresh logical session. params may be NULL. Returns NULL with
  * *err set (WK_ERR_NOMEM, WK_ERR_ARG for a bad level, WK_ERR_BACKEND). Free with
- * wk_iltp_encoder_free. */
+ * wk_iltp_encoder_destroy. */
 wk_iltp_encoder *wk_iltp_encoder_create(wk_iltp_encoding enc, const wk_iltp_encoder_params *params,
                                         wk_error *err);
 /* Frees the encoder (NULL is fine). */
-void wk_iltp_encoder_free(wk_iltp_encoder *e);
+void wk_iltp_encoder_destroy(wk_iltp_encoder *e);
 /* Starts a fresh logical session: no history crosses, the dictionary primes again. */
 wk_code wk_iltp_encoder_reset(wk_iltp_encoder *e, wk_error *err);
 /* One step. Consumes batch bytes from *in and writes encoded bytes to *out.
@@ -186,7 +186,7 @@ wk_code wk_iltp_encoder_reset(wk_iltp_encoder *e, wk_error *err);
  *               completely in out; WK_NEED_OUTPUT otherwise: call again with the same op.
  * Output may appear before a batch ends; memory does not grow with the batch. After END only
  * reset is valid. identity copies bytes through and writes no flush or end mark. */
-wk_result wk_iltp_encode(wk_iltp_encoder *e, wk_out *out, wk_in *in, wk_iltp_op op, wk_error *err);
+wk_result wk_iltp_encoder_encode(wk_iltp_encoder *e, wk_in *in, wk_out *out, wk_iltp_op op, wk_error *err);
 /* The encoding it writes. */
 wk_iltp_encoding wk_iltp_encoder_encoding(const wk_iltp_encoder *e);
 /* The backend it uses: ZLIB or ISAL for deflate12c (never DEFAULT), DEFAULT for the others. */
@@ -206,13 +206,13 @@ typedef struct wk_iltp_decoder_params {
  * default backend); the struct is read during the call only. Returns NULL with *err set
  * (WK_ERR_NOMEM, WK_ERR_ARG for an unknown encoding or backend, WK_ERR_BACKEND). Memory is fixed
  * at creation by the token and backend (docs/iltp.md): deflate12c with zlib about 12 KiB, with
- * ISA-L about 136 KiB; zstd20c about 1.5 MiB. Free with wk_iltp_decoder_free. */
+ * ISA-L about 136 KiB; zstd20c about 1.5 MiB. Free with wk_iltp_decoder_destroy. */
 wk_iltp_decoder *wk_iltp_decoder_create(wk_iltp_encoding enc, const wk_iltp_decoder_params *params,
                                         wk_error *err);
 /* The backend it uses: ZLIB or ISAL for deflate12c (never DEFAULT), DEFAULT for the others. */
 wk_iltp_backend wk_iltp_decoder_backend(const wk_iltp_decoder *d);
 /* Frees the decoder (NULL is fine). */
-void wk_iltp_decoder_free(wk_iltp_decoder *d);
+void wk_iltp_decoder_destroy(wk_iltp_decoder *d);
 /* Starts a fresh logical session (after a raw preface). */
 wk_code wk_iltp_decoder_reset(wk_iltp_decoder *d, wk_error *err);
 /* One step: consumes encoded bytes from *in, writes decoded bytes to *out, never more than out
@@ -229,7 +229,7 @@ wk_code wk_iltp_decoder_reset(wk_iltp_decoder *d, wk_error *err);
  *                   ILTP_ERR_AFTER_END_MARK otherwise.
  *   WK_ERROR        *err says what and at which encoded offset; the decoder stays failed.
  * identity never returns WK_DONE (it has no end mark). */
-wk_result wk_iltp_decode(wk_iltp_decoder *d, wk_out *out, wk_in *in, wk_error *err);
+wk_result wk_iltp_decoder_decode(wk_iltp_decoder *d, wk_in *in, wk_out *out, wk_error *err);
 /* Call at EOF with the bytes still unread (NULL or empty for none). Returns WK_OK for a clean end
  * of the stream layer (identity; or end mark consumed and nothing, or a complete preface lead,
  * follows), ILTP_ERR_TRUNCATED if a compressed stream ended before its end mark or inside the
@@ -344,7 +344,7 @@ typedef struct wk_iltp_item_decoder_params {
 /* Creates an item decoder. Its buffer grows with the current item, never past the item cap. */
 wk_iltp_item_decoder *wk_iltp_item_decoder_create(const wk_iltp_item_decoder_params *params,
                                                   wk_error *err);
-void wk_iltp_item_decoder_free(wk_iltp_item_decoder *d);
+void wk_iltp_item_decoder_destroy(wk_iltp_item_decoder *d);
 /* Back to an item boundary at offset 0 with no retained bytes (a fresh logical session). */
 void wk_iltp_item_decoder_reset(wk_iltp_item_decoder *d);
 /* Announces that the next item is an operand Blob (1 MiB cap; any other item is refused). */
@@ -353,13 +353,13 @@ void wk_iltp_item_decoder_expect_operand(wk_iltp_item_decoder *d);
  *   WK_DONE        *item is filled; it borrows the decoder's buffer until the next call
  *   WK_NEED_INPUT  in is consumed and the current item is incomplete (or none started)
  *   WK_ERROR       *err: what, and the decoded-stream offset; the decoder stays failed */
-wk_result wk_iltp_item_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *item,
+wk_result wk_iltp_item_decoder_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *item,
                               wk_error *err);
 /* True at an item boundary with no partial item retained. */
 bool wk_iltp_item_decoder_at_boundary(const wk_iltp_item_decoder *d);
 
 /* Streamed Blob records. With streaming on, a top-level Blob record (type B, not an announced
- * operand) is not collected into an item: wk_iltp_item_decode returns WK_EVENT, with the details
+ * operand) is not collected into an item: wk_iltp_item_decoder_decode returns WK_EVENT, with the details
  * in wk_iltp_item_decoder_event(), once per event:
  *   WK_ILTP_BLOB_BEGIN  the glyph line, Data-Length and blank line are parsed: hash, length
  *   WK_ILTP_BLOB_DATA   the next slice of data, borrowed from the caller's input (not copied)
@@ -463,7 +463,7 @@ typedef enum wk_iltp_reader_phase {
 } wk_iltp_reader_phase;
 
 wk_iltp_reader *wk_iltp_reader_create(const wk_iltp_stack_params *params, wk_error *err);
-void wk_iltp_reader_free(wk_iltp_reader *r);
+void wk_iltp_reader_destroy(wk_iltp_reader *r);
 /* One step over carrier bytes. Returns WK_DONE with *item (borrowed until the next call),
  * WK_NEED_INPUT when in is consumed, or WK_ERROR. After a PREFACE item the reader stops with
  * in->pos right after the preface's last raw byte and consumes nothing until
@@ -474,7 +474,7 @@ void wk_iltp_reader_free(wk_iltp_reader *r);
  * message says so). */
 wk_result wk_iltp_reader_next(wk_iltp_reader *r, wk_in *in, wk_iltp_item *item, wk_error *err);
 /* Starts the logical session announced by the last preface, decoding `enc` (the encoding the
- * peer selected for this direction: wk_iltp_select(peer encode, local decode)). Fresh decoder
+ * peer selected for this direction: wk_iltp_offer_select(peer encode, local decode)). Fresh decoder
  * and dictionary state. */
 wk_code wk_iltp_reader_begin(wk_iltp_reader *r, wk_iltp_encoding enc, wk_error *err);
 /* Announces that the next item is an operand Blob (1 MiB cap). */
@@ -500,7 +500,7 @@ void wk_iltp_reader_limit(wk_iltp_reader *r, uint64_t limit);
 typedef struct wk_iltp_writer wk_iltp_writer;
 
 wk_iltp_writer *wk_iltp_writer_create(const wk_iltp_stack_params *params, wk_error *err);
-void wk_iltp_writer_free(wk_iltp_writer *w);
+void wk_iltp_writer_destroy(wk_iltp_writer *w);
 /* begin_session: ends the open session (its end mark, when compressed and not yet written) and
  * writes the raw preface for the fresh logical session. Returns WK_DONE once every byte is in
  * out, WK_NEED_OUTPUT otherwise (call again with room; the arguments are taken on the first
@@ -508,7 +508,7 @@ void wk_iltp_writer_free(wk_iltp_writer *w);
 wk_result wk_iltp_writer_begin_session(wk_iltp_writer *w, const uint8_t nonce[WK_ILTP_NONCE_LEN],
                                        const char *decode, const char *encode, wk_out *out,
                                        wk_error *err);
-/* Fixes this session's outgoing encoding (wk_iltp_select(local encode, peer decode)) and primes
+/* Fixes this session's outgoing encoding (wk_iltp_offer_select(local encode, peer decode)) and primes
  * a fresh encoder. */
 wk_code wk_iltp_writer_select(wk_iltp_writer *w, wk_iltp_encoding enc, wk_error *err);
 /* Writes one accepted batch of complete items, ending with the encoding's flush. WK_DONE when
@@ -543,7 +543,7 @@ void wk_iltp_nonce_candidate(const uint8_t seed[32], uint64_t sequence, uint8_t 
 /* Derives the next usable nonce into out, skipping all-zero candidates and one equal to
  * peer_nonce (NULL if none is known). Sets *used_sequence (may be NULL) to the sequence value
  * that produced it. WK_ERR_ILTP_NONCE_EXHAUSTED (Integration) when no value is left. */
-wk_code wk_iltp_nonce_next(wk_iltp_nonce_gen *g, const uint8_t *peer_nonce, uint8_t out[32],
+wk_code wk_iltp_nonce_gen_next(wk_iltp_nonce_gen *g, const uint8_t *peer_nonce, uint8_t out[32],
                            uint64_t *used_sequence, wk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
@@ -730,7 +730,7 @@ typedef struct wk_iltp_session wk_iltp_session;
 /* Creates a session; the local preface is queued at once. Memory comes from p->allocator (the
  * session's own, its codecs' and its queues'). Returns NULL with *err. */
 wk_iltp_session *wk_iltp_session_create(const wk_iltp_session_params *p, uint64_t now_ms, wk_error *err);
-void wk_iltp_session_free(wk_iltp_session *s);
+void wk_iltp_session_destroy(wk_iltp_session *s);
 /* Carrier bytes received (out: NULL). Consumes in as far as it can:
  *   WK_NEED_INPUT   in is consumed
  *   WK_EVENT        a received Blob event (BEGIN, DATA, END) is ready in wk_iltp_session_event_get;

@@ -192,7 +192,7 @@ static void conn_release(conn *c)
     conn **pp = &sv->conns;
     while (*pp && *pp != c) pp = &(*pp)->next;
     if (*pp) *pp = c->next;
-    wk_iltp_session_free(c->s);
+    wk_iltp_session_destroy(c->s);
     wk_host_free(&c->mem, c->wbuf);
     free(c);
     sv->active--;

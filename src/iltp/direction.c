@@ -50,11 +50,11 @@ wk_iltp_reader *wk_iltp_reader_create(const wk_iltp_stack_params *params, wk_err
     return r;
 }
 
-void wk_iltp_reader_free(wk_iltp_reader *r)
+void wk_iltp_reader_destroy(wk_iltp_reader *r)
 {
     if (!r) return;
-    wk_iltp_item_decoder_free(r->items);
-    for (int i = 0; i < 3; i++) wk_iltp_decoder_free(r->dec[i]);
+    wk_iltp_item_decoder_destroy(r->items);
+    for (int i = 0; i < 3; i++) wk_iltp_decoder_destroy(r->dec[i]);
     if (r->dbuf) r->alloc.free(r->alloc.opaque, r->dbuf);
     r->alloc.free(r->alloc.opaque, r);
 }
@@ -118,7 +118,7 @@ static wk_result raw_items(wk_iltp_reader *r, wk_in *in, wk_iltp_item *item, wk_
 {
     size_t before = in->pos;
     wk_error e;
-    wk_result res = wk_iltp_item_decode(r->items, in, item, &e);
+    wk_result res = wk_iltp_item_decoder_decode(r->items, in, item, &e);
     r->consumed += in->pos - before;
     if (res == WK_ERROR) {
         /* item offsets count from the session start (identity) or from the raw phase start */
@@ -144,7 +144,7 @@ static wk_result compressed_items(wk_iltp_reader *r, wk_in *in, wk_iltp_item *it
     for (;;) {
         wk_in din = {r->dbuf, r->dlen, r->dpos};
         wk_error e;
-        wk_result res = wk_iltp_item_decode(r->items, &din, item, &e);
+        wk_result res = wk_iltp_item_decoder_decode(r->items, &din, item, &e);
         r->dpos = din.pos;
         if (res == WK_ERROR) {
             if (e.code == WK_ERR_ILTP_PREFACE_ENCODED) return rfail(r, err, &e);
@@ -164,7 +164,7 @@ static wk_result compressed_items(wk_iltp_reader *r, wk_in *in, wk_iltp_item *it
         r->dpos = r->dlen = 0;
         wk_out out = {r->dbuf, DBUF, 0};
         size_t before = in->pos;
-        res = wk_iltp_decode(r->stream, &out, in, &e);
+        res = wk_iltp_decoder_decode(r->stream, in, &out, &e);
         r->consumed += in->pos - before;
         r->dlen = out.pos;
         if (res == WK_ERROR) {
@@ -269,10 +269,10 @@ wk_iltp_writer *wk_iltp_writer_create(const wk_iltp_stack_params *params, wk_err
     return w;
 }
 
-void wk_iltp_writer_free(wk_iltp_writer *w)
+void wk_iltp_writer_destroy(wk_iltp_writer *w)
 {
     if (!w) return;
-    for (int i = 0; i < 3; i++) wk_iltp_encoder_free(w->encs[i]);
+    for (int i = 0; i < 3; i++) wk_iltp_encoder_destroy(w->encs[i]);
     w->alloc.free(w->alloc.opaque, w);
 }
 
@@ -301,7 +301,7 @@ wk_result wk_iltp_writer_begin_session(wk_iltp_writer *w, const uint8_t nonce[WK
         w->phase = (w->session_open && w->stream) ? W_CLOSING : W_PREFACE;
     }
     if (w->phase == W_CLOSING) {
-        wk_result r = wk_iltp_encode(w->stream, out, NULL, WK_ILTP_END, err);
+        wk_result r = wk_iltp_encoder_encode(w->stream, NULL, out, WK_ILTP_END, err);
         if (r != WK_DONE) return r;
         w->session_open = false;
         w->phase = W_PREFACE;
@@ -342,7 +342,7 @@ wk_code wk_iltp_writer_select(wk_iltp_writer *w, wk_iltp_encoding enc, wk_error 
 wk_result wk_iltp_writer_write(wk_iltp_writer *w, wk_in *batch, wk_out *out, wk_error *err)
 {
     if (w->phase != W_SESSION) return wfail(w, err, WK_ERR_STATE, "no session to write items in");
-    wk_result r = wk_iltp_encode(w->stream, out, batch, WK_ILTP_FLUSH, err);
+    wk_result r = wk_iltp_encoder_encode(w->stream, batch, out, WK_ILTP_FLUSH, err);
     if (r == WK_ERROR) w->phase = W_FAILED;
     return r;
 }
@@ -350,7 +350,7 @@ wk_result wk_iltp_writer_write(wk_iltp_writer *w, wk_in *batch, wk_out *out, wk_
 wk_result wk_iltp_writer_write_part(wk_iltp_writer *w, wk_in *in, wk_out *out, wk_error *err)
 {
     if (w->phase != W_SESSION) return wfail(w, err, WK_ERR_STATE, "no session to write items in");
-    wk_result r = wk_iltp_encode(w->stream, out, in, WK_ILTP_CONTINUE, err);
+    wk_result r = wk_iltp_encoder_encode(w->stream, in, out, WK_ILTP_CONTINUE, err);
     if (r == WK_ERROR) w->phase = W_FAILED;
     return r;
 }
@@ -359,7 +359,7 @@ wk_result wk_iltp_writer_end(wk_iltp_writer *w, wk_out *out, wk_error *err)
 {
     if (w->phase == W_ENDED) return WK_DONE;
     if (w->phase != W_SESSION) return wfail(w, err, WK_ERR_STATE, "no session to end");
-    wk_result r = wk_iltp_encode(w->stream, out, NULL, WK_ILTP_END, err);
+    wk_result r = wk_iltp_encoder_encode(w->stream, NULL, out, WK_ILTP_END, err);
     if (r == WK_DONE) {
         w->phase = W_ENDED;
         w->session_open = false;

@@ -71,7 +71,7 @@ wk_iltp_item_decoder *wk_iltp_item_decoder_create(const wk_iltp_item_decoder_par
     return d;
 }
 
-void wk_iltp_item_decoder_free(wk_iltp_item_decoder *d)
+void wk_iltp_item_decoder_destroy(wk_iltp_item_decoder *d)
 {
     if (!d) return;
     if (d->buf) d->alloc.free(d->alloc.opaque, d->buf);
@@ -442,7 +442,7 @@ static wk_result blob_done(wk_iltp_item_decoder *d, wk_iltp_item *item, wk_error
     return emit(d, WK_ILTP_ITEM_RECORD, item);
 }
 
-wk_result wk_iltp_item_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *item, wk_error *err)
+wk_result wk_iltp_item_decoder_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *item, wk_error *err)
 {
     if (d->state == I_FAILED) {
         if (err) *err = d->failure;

@@ -105,7 +105,7 @@ size_t wk_iltp_offer_format(const wk_iltp_encoding *encs, size_t n, char *dst, s
     return o;
 }
 
-wk_iltp_encoding wk_iltp_select(const wk_iltp_offer *a_encode, const wk_iltp_offer *b_decode,
+wk_iltp_encoding wk_iltp_offer_select(const wk_iltp_offer *a_encode, const wk_iltp_offer *b_decode,
                                 const char **tok, size_t *tok_len)
 {
     size_t pos = 0, n;

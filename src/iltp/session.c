@@ -337,7 +337,7 @@ static wk_result budget_fail(wk_iltp_session *s, wk_error *err, uint64_t off)
 
 static wk_code queue_preface(wk_iltp_session *s, wk_error *err)
 {
-    if (wk_iltp_nonce_next(&s->ng, s->peer_nonce_known ? s->peer_nonce : NULL, s->local_nonce, NULL, err) != WK_OK)
+    if (wk_iltp_nonce_gen_next(&s->ng, s->peer_nonce_known ? s->peer_nonce : NULL, s->local_nonce, NULL, err) != WK_OK)
         return err ? err->code : WK_ERR_ILTP_NONCE_EXHAUSTED;
     if (!push_op(s, OP_PREFACE, NULL, 0)) return wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, "output queue full");
     /* `selected` stays as it is until the preface is written: operations ahead of it belong to
@@ -760,8 +760,8 @@ static wk_result on_preface(wk_iltp_session *s, const wk_iltp_item *it, wk_error
     if (wk_iltp_nonce_pair_check(s->local_nonce, s->peer_nonce, &e) != WK_OK) return sfail(s, err, &e);
     const char *t;
     size_t tl;
-    wk_iltp_encoding in = wk_iltp_select(&it->preface.encode, &s->local_decode, &t, &tl);
-    wk_iltp_encoding out = wk_iltp_select(&s->local_encode, &it->preface.decode, &t, &tl);
+    wk_iltp_encoding in = wk_iltp_offer_select(&it->preface.encode, &s->local_decode, &t, &tl);
+    wk_iltp_encoding out = wk_iltp_offer_select(&s->local_encode, &it->preface.decode, &t, &tl);
     if (in == WK_ILTP_UNKNOWN || out == WK_ILTP_UNKNOWN)
         return sfail_code(s, err, WK_ERR_ILTP_OFFER, it->offset, "selected an encoding this build does not implement");
     if (wk_iltp_reader_begin(s->rd, in, &e) != WK_OK) return sfail(s, err, &e);
@@ -1198,11 +1198,11 @@ wk_iltp_session *wk_iltp_session_create(const wk_iltp_session_params *p, uint64_
 nomem:
     wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "session");
 fail:
-    wk_iltp_session_free(s);
+    wk_iltp_session_destroy(s);
     return NULL;
 }
 
-void wk_iltp_session_free(wk_iltp_session *s)
+void wk_iltp_session_destroy(wk_iltp_session *s)
 {
     if (!s) return;
     while (s->ops_n) pop_op(s);
@@ -1211,8 +1211,8 @@ void wk_iltp_session_free(wk_iltp_session *s)
     hset_free(s, &s->our_req);
     s_free(s, s->got);
     hset_free(s, &s->peer_req_set);
-    wk_iltp_reader_free(s->rd);
-    wk_iltp_writer_free(s->wr);
+    wk_iltp_reader_destroy(s->rd);
+    wk_iltp_writer_destroy(s->wr);
     wk_allocator a = s->a;
     a.free(a.opaque, s);
 }

@@ -88,7 +88,7 @@ wk_iltp_encoder *wk_iltp_encoder_create(wk_iltp_encoding enc, const wk_iltp_enco
         e->level = level ? level : WK_ILTP_DEFLATE_LEVEL;
         if (backend == WK_ILTP_BACKEND_ISAL) {
             if (wk_iltp_isal_encoder_init(e, err) != WK_OK) {
-                wk_iltp_encoder_free(e);
+                wk_iltp_encoder_destroy(e);
                 return NULL;
             }
         } else {
@@ -108,23 +108,23 @@ wk_iltp_encoder *wk_iltp_encoder_create(wk_iltp_encoding enc, const wk_iltp_enco
     } else if (enc == WK_ILTP_ZSTD20C) {
         e->level = level ? level : WK_ILTP_ZSTD_LEVEL;
         if (wk_iltp_zstd_encoder_init(e, err) != WK_OK) {
-            wk_iltp_encoder_free(e);
+            wk_iltp_encoder_destroy(e);
             return NULL;
         }
     }
     if (wk_iltp_encoder_reset(e, err) != WK_OK) {
-        wk_iltp_encoder_free(e);
+        wk_iltp_encoder_destroy(e);
         return NULL;
     }
     return e;
 }
 
-void wk_iltp_encoder_free(wk_iltp_encoder *e)
+void wk_iltp_encoder_destroy(wk_iltp_encoder *e)
 {
     if (!e) return;
     if (e->z_ready) deflateEnd(&e->z);
     if (e->zc) ZSTD_freeCCtx(e->zc);
-    wk_iltp_isal_encoder_free(e);
+    wk_iltp_isal_encoder_destroy(e);
     wk_allocator a = e->alloc;
     a.free(a.opaque, e);
 }
@@ -229,7 +229,7 @@ static wk_result deflate_step(wk_iltp_encoder *e, wk_out *out, wk_in *in, wk_ilt
     }
 }
 
-wk_result wk_iltp_encode(wk_iltp_encoder *e, wk_out *out, wk_in *in, wk_iltp_op op, wk_error *err)
+wk_result wk_iltp_encoder_encode(wk_iltp_encoder *e, wk_in *in, wk_out *out, wk_iltp_op op, wk_error *err)
 {
     static const uint8_t none[1];
     wk_in empty = {none, 0, 0};
@@ -297,28 +297,28 @@ wk_iltp_decoder *wk_iltp_decoder_create(wk_iltp_encoding enc, const wk_iltp_deco
         }
         d->z_ready = true;
         if (backend == WK_ILTP_BACKEND_ISAL && wk_iltp_isal_decoder_init(d, err) != WK_OK) {
-            wk_iltp_decoder_free(d);
+            wk_iltp_decoder_destroy(d);
             return NULL;
         }
     } else if (enc == WK_ILTP_ZSTD20C) {
         if (wk_iltp_zstd_decoder_init(d, err) != WK_OK) {
-            wk_iltp_decoder_free(d);
+            wk_iltp_decoder_destroy(d);
             return NULL;
         }
     }
     if (wk_iltp_decoder_reset(d, err) != WK_OK) {
-        wk_iltp_decoder_free(d);
+        wk_iltp_decoder_destroy(d);
         return NULL;
     }
     return d;
 }
 
-void wk_iltp_decoder_free(wk_iltp_decoder *d)
+void wk_iltp_decoder_destroy(wk_iltp_decoder *d)
 {
     if (!d) return;
     if (d->z_ready) inflateEnd(&d->z);
-    wk_iltp_isal_decoder_free(d);
-    wk_iltp_zstd_decoder_free(d);
+    wk_iltp_isal_decoder_destroy(d);
+    wk_iltp_zstd_decoder_destroy(d);
     wk_allocator a = d->alloc;
     a.free(a.opaque, d);
 }
@@ -452,7 +452,7 @@ wk_result wk_iltp_inflate_step(wk_iltp_decoder *d, wk_out *out, wk_in *in, wk_er
     }
 }
 
-wk_result wk_iltp_decode(wk_iltp_decoder *d, wk_out *out, wk_in *in, wk_error *err)
+wk_result wk_iltp_decoder_decode(wk_iltp_decoder *d, wk_in *in, wk_out *out, wk_error *err)
 {
     if (d->state == D_FAILED) {
         if (err) *err = d->failure;

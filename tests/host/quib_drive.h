@@ -389,7 +389,7 @@ static inline void qd_free(qd_end *e)
 {
     free(e->rx);
     e->rx = NULL;
-    wk_iltp_session_free(e->s);
+    wk_iltp_session_destroy(e->s);
     wk_quib_conn_free(e->q);
     qd_store_free(&e->store);
     e->s = NULL;

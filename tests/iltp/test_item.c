@@ -84,8 +84,8 @@ static int run_items(const uint8_t *wire, size_t n, const size_t *cuts, size_t n
         wk_in in = {wire, end, start};
         for (;;) {
             wk_iltp_item it;
-            wk_result r = wk_iltp_item_decode(d, &in, &it, &e);
-            if (r == WK_ERROR) { *final = e.code; wk_iltp_item_decoder_free(d); return -1; }
+            wk_result r = wk_iltp_item_decoder_decode(d, &in, &it, &e);
+            if (r == WK_ERROR) { *final = e.code; wk_iltp_item_decoder_destroy(d); return -1; }
             if (r == WK_NEED_INPUT) break;
             if (got >= nex || it.kind != ex[got].kind || (it.kind == WK_ILTP_ITEM_FACTS && it.rows != ex[got].rows) ||
                 (it.kind == WK_ILTP_ITEM_RECORD && it.record.type != ex[got].type) || it.offset != expect_off ||
@@ -98,7 +98,7 @@ static int run_items(const uint8_t *wire, size_t n, const size_t *cuts, size_t n
         start = end;
     }
     *final = wk_iltp_item_decoder_finish(d, &e);
-    wk_iltp_item_decoder_free(d);
+    wk_iltp_item_decoder_destroy(d);
     return bad ? -2 : (int)got;
 }
 
@@ -128,8 +128,8 @@ static void test_example_splits(void)
         wk_iltp_item_decoder *d = wk_iltp_item_decoder_create(NULL, &e);
         wk_in in = {b.p, b.n, 0};
         wk_iltp_item it;
-        while (wk_iltp_item_decode(d, &in, &it, &e) == WK_DONE) { off += it.len; ends[ne++] = off; }
-        wk_iltp_item_decoder_free(d);
+        while (wk_iltp_item_decoder_decode(d, &in, &it, &e) == WK_DONE) { off += it.len; ends[ne++] = off; }
+        wk_iltp_item_decoder_destroy(d);
     }
     int trunc_ok = 0;
     for (size_t cut = 0; cut < b.n; cut++) {
@@ -140,11 +140,11 @@ static void test_example_splits(void)
         wk_iltp_item_decoder *d = wk_iltp_item_decoder_create(NULL, &e);
         wk_in in = {b.p, cut, 0};
         wk_iltp_item it;
-        while (wk_iltp_item_decode(d, &in, &it, &e) == WK_DONE) got_items++;
+        while (wk_iltp_item_decoder_decode(d, &in, &it, &e) == WK_DONE) got_items++;
         wk_code c = wk_iltp_item_decoder_finish(d, &e);
         if (boundary ? c == WK_OK : (c == WK_ERR_ILTP_TRUNCATED && wk_code_is_truncation(c) && e.offset == cut)) trunc_ok++;
         else fprintf(stderr, "cut %zu: %s %s\n", cut, wk_error_name(c), e.msg);
-        wk_iltp_item_decoder_free(d);
+        wk_iltp_item_decoder_destroy(d);
     }
     CHECK(trunc_ok == (int)b.n);
     free(cuts);
@@ -154,12 +154,12 @@ static void test_example_splits(void)
 static wk_code decode_one(const char *s, size_t n, wk_iltp_item *it, wk_error *e, size_t max_item, bool operand)
 {
     static wk_iltp_item_decoder *d;
-    if (d) wk_iltp_item_decoder_free(d);
+    if (d) wk_iltp_item_decoder_destroy(d);
     wk_iltp_item_decoder_params p = {WK_ILTP_FORM_ANY, max_item, NULL};
     d = wk_iltp_item_decoder_create(&p, e);
     if (operand) wk_iltp_item_decoder_expect_operand(d);
     wk_in in = {(const uint8_t *)s, n, 0};
-    wk_result r = wk_iltp_item_decode(d, &in, it, e);
+    wk_result r = wk_iltp_item_decoder_decode(d, &in, it, e);
     if (r == WK_DONE) return WK_OK;
     if (r == WK_NEED_INPUT) return wk_iltp_item_decoder_finish(d, e);
     return e->code;
@@ -477,7 +477,7 @@ static void test_stack(void)
             put(&wire, tmp, o.pos);
         } while (r == WK_NEED_OUTPUT);
         CHECK(r == WK_DONE);
-        wk_iltp_writer_free(w);
+        wk_iltp_writer_destroy(w);
         if (enc == WK_ILTP_ZSTD20C) CHECK(memcmp(wire.p + wire.n - 3, "\x01\x00\x00", 3) == 0);
         if (enc == WK_ILTP_DEFLATE12C) CHECK(memcmp(wire.p + wire.n - 2, "\x03\x00", 2) == 0);
 
@@ -508,7 +508,7 @@ static void test_stack(void)
             wk_in rest = {wire.p, wire.n, pos};
             CHECKF(!bad && prefaces == 2 && got == 2 * nex, "enc %d chunk %zu: %zu items %zu prefaces", enc, chunk, got, prefaces);
             CHECK(wk_iltp_reader_finish(rd, &rest, &e) == WK_OK);
-            wk_iltp_reader_free(rd);
+            wk_iltp_reader_destroy(rd);
         }
         /* truncation: drop the last byte */
         {
@@ -520,7 +520,7 @@ static void test_stack(void)
                 if (it.kind == WK_ILTP_ITEM_PREFACE) wk_iltp_reader_begin(rd, (wk_iltp_encoding)enc, &e);
             wk_code c = res == WK_ERROR ? e.code : wk_iltp_reader_finish(rd, &in, &e);
             CHECKF(c == WK_ERR_ILTP_TRUNCATED, "enc %d truncated: %s", enc, wk_error_name(c));
-            wk_iltp_reader_free(rd);
+            wk_iltp_reader_destroy(rd);
         }
         free(items.p);
         free(wire.p);
@@ -538,7 +538,7 @@ static void test_reader_rules(void)
     wk_iltp_reader *rd = wk_iltp_reader_create(NULL, &e);
     wk_in in = {(const uint8_t *)"Foo()\n\n", 7, 0};
     CHECK(wk_iltp_reader_next(rd, &in, &it, &e) == WK_ERROR && e.code == WK_ERR_ILTP_PREFACE && e.offset == 0);
-    wk_iltp_reader_free(rd);
+    wk_iltp_reader_destroy(rd);
     /* the reader stops right after the preface; the suffix waits for begin */
     buf b = {0};
     puts_(&b, pre);
@@ -548,14 +548,14 @@ static void test_reader_rules(void)
     CHECK(wk_iltp_reader_next(rd, &in2, &it, &e) == WK_DONE && it.kind == WK_ILTP_ITEM_PREFACE && in2.pos == 59);
     CHECK(wk_iltp_reader_begin(rd, WK_ILTP_IDENTITY, &e) == WK_OK);
     CHECK(wk_iltp_reader_next(rd, &in2, &it, &e) == WK_DONE && it.kind == WK_ILTP_ITEM_FACTS && it.offset == 59);
-    wk_iltp_reader_free(rd);
+    wk_iltp_reader_destroy(rd);
     /* a preface inside a compressed stream */
     for (int enc = 1; enc < 3; enc++) {
         wk_iltp_encoder *en = wk_iltp_encoder_create((wk_iltp_encoding)enc, NULL, &e);
         uint8_t tmp[512];
         wk_out o = {tmp, sizeof tmp, 0};
         wk_in pin = {(const uint8_t *)pre, 59, 0};
-        wk_iltp_encode(en, &o, &pin, WK_ILTP_END, &e);
+        wk_iltp_encoder_encode(en, &pin, &o, WK_ILTP_END, &e);
         b.n = 0;
         puts_(&b, pre);
         put(&b, tmp, o.pos);
@@ -564,12 +564,12 @@ static void test_reader_rules(void)
         CHECK(wk_iltp_reader_next(rd, &in3, &it, &e) == WK_DONE);
         wk_iltp_reader_begin(rd, (wk_iltp_encoding)enc, &e);
         CHECK(wk_iltp_reader_next(rd, &in3, &it, &e) == WK_ERROR && e.code == WK_ERR_ILTP_PREFACE_ENCODED);
-        wk_iltp_reader_free(rd);
+        wk_iltp_reader_destroy(rd);
         /* after the end mark: a fact block instead of a raw preface */
         o.pos = 0;
         wk_iltp_encoder_reset(en, &e);
         wk_in fin = {(const uint8_t *)"\n", 1, 0};
-        wk_iltp_encode(en, &o, &fin, WK_ILTP_END, &e);
+        wk_iltp_encoder_encode(en, &fin, &o, WK_ILTP_END, &e);
         b.n = 0;
         puts_(&b, pre);
         put(&b, tmp, o.pos);
@@ -583,12 +583,12 @@ static void test_reader_rules(void)
         wk_result rr = wk_iltp_reader_next(rd, &in4, &it, &e);
         CHECKF(rr == WK_ERROR && e.code == WK_ERR_ILTP_AFTER_END_MARK && e.offset == end, "enc %d: %d %s at %llu", enc, rr,
                wk_error_name(e.code), (unsigned long long)e.offset);
-        wk_iltp_reader_free(rd);
+        wk_iltp_reader_destroy(rd);
         /* an end mark inside an item is truncation */
         o.pos = 0;
         wk_iltp_encoder_reset(en, &e);
         wk_in half = {(const uint8_t *)"Foo()\n", 6, 0};
-        wk_iltp_encode(en, &o, &half, WK_ILTP_END, &e);
+        wk_iltp_encoder_encode(en, &half, &o, WK_ILTP_END, &e);
         b.n = 0;
         puts_(&b, pre);
         put(&b, tmp, o.pos);
@@ -597,8 +597,8 @@ static void test_reader_rules(void)
         wk_iltp_reader_next(rd, &in5, &it, &e);
         wk_iltp_reader_begin(rd, (wk_iltp_encoding)enc, &e);
         CHECK(wk_iltp_reader_next(rd, &in5, &it, &e) == WK_ERROR && e.code == WK_ERR_ILTP_TRUNCATED);
-        wk_iltp_reader_free(rd);
-        wk_iltp_encoder_free(en);
+        wk_iltp_reader_destroy(rd);
+        wk_iltp_encoder_destroy(en);
     }
     free(b.p);
 }

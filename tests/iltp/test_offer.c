@@ -22,7 +22,7 @@ static const char *sel(const char *a_encode, const char *b_decode)
     wk_iltp_offer a = offer(a_encode), b = offer(b_decode);
     const char *t;
     size_t n;
-    wk_iltp_select(&a, &b, &t, &n);
+    wk_iltp_offer_select(&a, &b, &t, &n);
     snprintf(buf, sizeof buf, "%.*s", (int)n, t);
     return buf;
 }
@@ -92,7 +92,7 @@ static void test_selection(void)
     wk_iltp_offer a = offer("brotli9,zstd20c"), b = offer("zstd20c,brotli9");
     const char *t;
     size_t n;
-    CHECK(wk_iltp_select(&a, &b, &t, &n) == WK_ILTP_UNKNOWN && n == 7 && memcmp(t, "brotli9", 7) == 0);
+    CHECK(wk_iltp_offer_select(&a, &b, &t, &n) == WK_ILTP_UNKNOWN && n == 7 && memcmp(t, "brotli9", 7) == 0);
     /* an unknown token only one side lists is skipped */
     CHECK(strcmp(sel("brotli9,zstd20c", "zstd20c"), "zstd20c") == 0);
 }

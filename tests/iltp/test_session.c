@@ -367,7 +367,7 @@ static int run(end e[2], const run_opts *o, uint64_t *total_rounds)
 static void cleanup(end e[2])
 {
     for (int i = 0; i < 2; i++) {
-        wk_iltp_session_free(e[i].s);
+        wk_iltp_session_destroy(e[i].s);
         free(e[i].pipe);
         free(e[i].rx);
         mfree(&e[i].store);
@@ -457,7 +457,7 @@ static void test_offers_and_forms(void)
                 if (!f && lists[b]) wk_iltp_offer_parse(lists[b], strlen(lists[b]), &od, &er);
                 const char *t;
                 size_t tl;
-                wk_iltp_encoding want = wk_iltp_select(&oe, &od, &t, &tl);
+                wk_iltp_encoding want = wk_iltp_offer_select(&oe, &od, &t, &tl);
                 good = good && st.enc_out == want;
                 if (good) ok++;
                 else fprintf(stderr, "form %d offers %d/%d: %s %s enc_out %d want %d\n", f, a, b,
@@ -582,7 +582,7 @@ static wk_code feed(const char *side0_items, wk_code *got)
     wk_in in = {(const uint8_t *)side0_items, strlen(side0_items), 0};
     wk_result r = wk_iltp_session_recv(s, &in, NULL, &e);
     *got = r == WK_ERROR ? e.code : WK_OK;
-    wk_iltp_session_free(s);
+    wk_iltp_session_destroy(s);
     mfree(&m);
     return *got;
 }
@@ -707,7 +707,7 @@ static void test_unknown_tokens(void)
     wk_iltp_session_stats_get(s, &st);
     CHECK(st.enc_in == WK_ILTP_DEFLATE12C && st.enc_out == WK_ILTP_DEFLATE12C);
     CHECK(wk_iltp_session_state_get(s) == WK_ILTP_SESSION_ESTABLISHING);
-    wk_iltp_session_free(s);
+    wk_iltp_session_destroy(s);
     /* and our own offers may only name what we implement */
     params(&p, 1, WK_ILTP_FORM_0_13, "lz4x", NULL, &m);
     CHECK(wk_iltp_session_create(&p, 0, &e) == NULL && e.code == WK_ERR_USAGE);
@@ -770,13 +770,13 @@ static void test_exact_faults(void)
     wk_in in = {(const uint8_t *)pre, strlen(pre), 0};
     CHECK(wk_iltp_session_recv(ss, &in, NULL, &e) == WK_NEED_INPUT);
     CHECK(wk_iltp_session_finish(ss, NULL, &e) == WK_ERR_ILTP_PREMATURE_EOF);
-    wk_iltp_session_free(ss);
+    wk_iltp_session_destroy(ss);
     /* a phase deadline */
     p.phase_timeout_ms = 100;
     ss = wk_iltp_session_create(&p, 0, &e);
     CHECK(wk_iltp_session_tick(ss, 50, &e) == WK_OK);
     CHECK(wk_iltp_session_tick(ss, 101, &e) == WK_ERR_ILTP_DEADLINE && e.category == WK_CAT_TRANSPORT);
-    wk_iltp_session_free(ss);
+    wk_iltp_session_destroy(ss);
     /* the establishment budget */
     p.phase_timeout_ms = 0;
     p.budget_establishment = 10;
@@ -784,7 +784,7 @@ static void test_exact_faults(void)
     snprintf(s, sizeof s, "%s\n%s", pre, op);
     wk_in in2 = {(const uint8_t *)s, strlen(s), 0};
     CHECK(wk_iltp_session_recv(ss, &in2, NULL, &e) == WK_ERROR && e.code == WK_ERR_ILTP_BUDGET);
-    wk_iltp_session_free(ss);
+    wk_iltp_session_destroy(ss);
     mfree(&m);
 }
 
@@ -876,7 +876,7 @@ static void test_allocator(void)
     for (int step = 0; step < 20000 && !both_quiet_at_fixed_point(e); step++) REQUIRE(exchange(e));
     CHECK(same(&e[0].store, &e[1].store) && e[0].store.n == 9);
     for (int i = 0; i < 2; i++) {
-        wk_iltp_session_free(e[i].s);
+        wk_iltp_session_destroy(e[i].s);
         e[i].s = NULL;
     }
     unsigned long used = wk_alloc_probe_end();
@@ -903,7 +903,7 @@ static void test_allocator(void)
         if (!f[1].s) {
             CHECK(f[1].err.code == WK_ERR_NOMEM);
             nomem++;
-            wk_iltp_session_free(f[0].s);
+            wk_iltp_session_destroy(f[0].s);
             f[0].s = NULL;
             cleanup(f);
             continue;
@@ -921,7 +921,7 @@ static void test_allocator(void)
             clean++;
         }
         for (int i = 0; i < 2; i++) {
-            wk_iltp_session_free(f[i].s);
+            wk_iltp_session_destroy(f[i].s);
             f[i].s = NULL;
         }
         CHECK(lt.cur == 0);
@@ -967,7 +967,7 @@ static void test_budget_as_bytes_arrive(void)
     CHECKF(fed <= (4u << 20) + sizeof chunk, "fed %zu", fed);
     /* the item buffer grows by doubling to the budget: 2 + 4 MiB while it copies */
     CHECKF(t.peak < (6u << 20) + (512u << 10), "peak %zu", t.peak);
-    wk_iltp_session_free(s);
+    wk_iltp_session_destroy(s);
     mfree(&m);
 }
 
@@ -1018,7 +1018,7 @@ static void test_round_storm(void)
     CHECK(wk_iltp_session_state_get(s) == WK_ILTP_SESSION_FIXED_POINT);
     CHECKF(t.peak < (1u << 20), "peak %zu", t.peak);
     CHECK(out_bytes > rounds * 50 * 146); /* every round advertised the whole store */
-    wk_iltp_session_free(s);
+    wk_iltp_session_destroy(s);
     free(b);
     mfree(&m);
 }
