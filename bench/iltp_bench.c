@@ -436,7 +436,7 @@ static size_t wk_decode(run *r)
         ipos += in.pos;
         if (res == WK_DONE) break;
     }
-    if (wk_iltp_decoder_finish(r->wd, NULL, &err) != WK_OK) die(err.msg);
+    if (wk_iltp_decoder_finish(r->wd, NULL, &err) != WK_DONE) die(err.msg);
     return opos;
 }
 

@@ -181,7 +181,7 @@ static int cmd_decode(int argc, char **argv)
                 break;
             }
             if (eof) {
-                if (wk_iltp_decoder_finish(d, &rest, &err) != WK_OK) {
+                if (wk_iltp_decoder_finish(d, &rest, &err) != WK_DONE) {
                     fflush(stdout);
                     rc = wk_cli_fail(&err);
                 }
@@ -191,7 +191,7 @@ static int cmd_decode(int argc, char **argv)
         }
         if (eof && (r == WK_NEED_INPUT || r == WK_DONE)) {
             wk_in rest = {ibuf, have, 0};
-            if (wk_iltp_decoder_finish(d, &rest, &err) != WK_OK) {
+            if (wk_iltp_decoder_finish(d, &rest, &err) != WK_DONE) {
                 fflush(stdout);
                 rc = wk_cli_fail(&err);
             }

@@ -111,7 +111,7 @@ static size_t run_direction(wk_iltp_encoding enc, buf *batches, int nbatch, size
     } while (r == WK_NEED_OUTPUT);
     wk_in rest = {in.src, in.size, in.pos};
     *decoded_ok = back.n == plain.n && memcmp(back.p, plain.p, plain.n) == 0 &&
-                  wk_iltp_decoder_finish(d, &rest, &err) == WK_OK;
+                  wk_iltp_decoder_finish(d, &rest, &err) == WK_DONE;
     size_t n = wire.n;
     free(wire.p);
     free(plain.p);

@@ -36,8 +36,7 @@ static size_t raw_items(const uint8_t *p, size_t n, size_t chunk, size_t cap, wk
         size_t lim = pos + chunk < n ? pos + chunk : n;
         wk_in in = {p, lim, pos};
         for (;;) {
-            wk_iltp_item it;
-            wk_result r = wk_iltp_item_decoder_decode(d, &in, &it, &e);
+            wk_result r = wk_iltp_item_decoder_decode(d, &in, NULL, &e);
             if (r == WK_ERROR) {
                 CHECK(e.category == WK_CAT_PEER_PROTOCOL || e.code == WK_ERR_NOMEM);
                 CHECK(e.code != WK_ERR_NOMEM || cap > 0);
@@ -46,7 +45,8 @@ static size_t raw_items(const uint8_t *p, size_t n, size_t chunk, size_t cap, wk
                 return k;
             }
             if (r == WK_NEED_INPUT) break;
-            CHECK(r == WK_DONE);
+            CHECK(r == WK_EVENT && wk_iltp_item_decoder_item(d) && !wk_iltp_item_decoder_event(d));
+            wk_iltp_item it = *wk_iltp_item_decoder_item(d);
             CHECK(it.offset == off && it.len > 0 && it.offset + it.len <= lim);
             CHECK(memcmp(it.bytes, p + it.offset, it.len) == 0);
             if (it.kind == WK_ILTP_ITEM_RECORD) {
@@ -61,7 +61,7 @@ static size_t raw_items(const uint8_t *p, size_t n, size_t chunk, size_t cap, wk
         pos = lim;
         if (n == 0) break;
     }
-    *fin = wk_iltp_item_decoder_finish(d, &e);
+    *fin = wk_iltp_item_decoder_finish(d, NULL, &e) == WK_DONE ? WK_OK : e.code;
     CHECK((*fin == WK_OK) == (off == n));
     wk_iltp_item_decoder_destroy(d);
     return k;
@@ -116,11 +116,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (;;) {
         size_t lim = pos + chunk < wn ? pos + chunk : wn;
         wk_in rin = {wire, lim, pos};
-        wk_iltp_item it;
-        wk_result res = wk_iltp_reader_next(r, &rin, &it, &e);
+        wk_result res = wk_iltp_reader_read(r, &rin, NULL, &e);
         pos = rin.pos;
         if (res == WK_ERROR) { rfail = e.code; break; }
-        if (res == WK_DONE) {
+        if (res == WK_EVENT) {
+            CHECK(wk_iltp_reader_item(r) && !wk_iltp_reader_event(r));
+            wk_iltp_item it = *wk_iltp_reader_item(r);
             if (!preface_seen) {
                 CHECK(it.kind == WK_ILTP_ITEM_PREFACE);
                 preface_seen = true;
@@ -139,7 +140,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(preface_seen);
     if (rfail == WK_OK) {
         wk_in rest = {wire, wn, pos};
-        wk_code rf = wk_iltp_reader_finish(r, &rest, &e);
+        wk_code rf = wk_iltp_reader_finish(r, &rest, &e) == WK_DONE ? WK_OK : e.code;
         CHECK(fail == WK_OK && k == na);
         CHECK((rf == WK_OK) == (fin == WK_OK));
     } else {

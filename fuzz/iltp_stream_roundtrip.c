@@ -160,7 +160,7 @@ static buf encode_plan(wk_iltp_encoder *e, wk_iltp_decoder *d, const step *plan,
             CHECK(r == WK_DONE && wk_iltp_decoder_ended(d));
             CHECK(wk_iltp_decoder_consumed(d) == wire.n);
         }
-        CHECK(wk_iltp_decoder_finish(d, NULL, &err) == WK_OK);
+        CHECK(wk_iltp_decoder_finish(d, NULL, &err) == WK_DONE);
         CHECK(wk_iltp_decoder_produced(d) == off);
     }
     return wire;
@@ -284,7 +284,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t fed = 0;
         CHECK(decode_more(d2, &w1, &fed, &dec2, dview) == WK_DONE && fed == w1.n);
         CHECK(dec2.n == n && (n == 0 || memcmp(dec2.p, payload, n) == 0));
-        CHECK(wk_iltp_decoder_finish(d2, NULL, &err) == WK_OK);
+        CHECK(wk_iltp_decoder_finish(d2, NULL, &err) == WK_DONE);
         free(dec2.p);
     }
 

@@ -230,11 +230,13 @@ wk_code wk_iltp_decoder_reset(wk_iltp_decoder *d, wk_error *err);
  *   WK_ERROR        *err says what and at which encoded offset; the decoder stays failed.
  * identity never returns WK_DONE (it has no end mark). */
 wk_result wk_iltp_decoder_decode(wk_iltp_decoder *d, wk_in *in, wk_out *out, wk_error *err);
-/* Call at EOF with the bytes still unread (NULL or empty for none). Returns WK_OK for a clean end
- * of the stream layer (identity; or end mark consumed and nothing, or a complete preface lead,
- * follows), ILTP_ERR_TRUNCATED if a compressed stream ended before its end mark or inside the
- * lead of the raw preface after it, ILTP_ERR_AFTER_END_MARK for other bytes after the end mark. */
-wk_code wk_iltp_decoder_finish(wk_iltp_decoder *d, const wk_in *rest, wk_error *err);
+/* Call at EOF with the bytes still unread (rest: borrowed, never consumed; NULL or empty for
+ * none). Returns WK_DONE for a clean end of the stream layer (identity; or end mark consumed and
+ * nothing, or a complete preface lead, follows), else WK_ERROR with *err: ILTP_ERR_TRUNCATED if
+ * a compressed stream ended before its end mark or inside the lead of the raw preface after it,
+ * ILTP_ERR_AFTER_END_MARK for other bytes after the end mark (the decoder then stays failed).
+ * Calling it again gives the same answer. */
+wk_result wk_iltp_decoder_finish(wk_iltp_decoder *d, const wk_in *rest, wk_error *err);
 /* True once the end mark has been consumed. */
 bool wk_iltp_decoder_ended(const wk_iltp_decoder *d);
 /* Encoded bytes consumed in this logical session (after the end mark: the offset of the first
@@ -349,12 +351,20 @@ void wk_iltp_item_decoder_destroy(wk_iltp_item_decoder *d);
 void wk_iltp_item_decoder_reset(wk_iltp_item_decoder *d);
 /* Announces that the next item is an operand Blob (1 MiB cap; any other item is refused). */
 void wk_iltp_item_decoder_expect_operand(wk_iltp_item_decoder *d);
-/* One step: consumes bytes of *in, never past the end of the item it completes.
- *   WK_DONE        *item is filled; it borrows the decoder's buffer until the next call
+/* One step: consumes bytes of *in (borrowed for the call; a streamed Blob's DATA slice borrows
+ * it until the next call), never past the end of the item it completes. out must be NULL (the
+ * decoder produces no bytes; otherwise WK_ERR_ARG).
+ *   WK_EVENT       an item is complete (wk_iltp_item_decoder_item), or a streamed Blob event is
+ *                  ready (wk_iltp_item_decoder_event); call again for the rest of in
  *   WK_NEED_INPUT  in is consumed and the current item is incomplete (or none started)
- *   WK_ERROR       *err: what, and the decoded-stream offset; the decoder stays failed */
-wk_result wk_iltp_item_decoder_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *item,
-                              wk_error *err);
+ *   WK_ERROR       *err: what, and the decoded-stream offset; the decoder stays failed and
+ *                  reports the same error again
+ * It never returns WK_DONE or WK_NEED_OUTPUT: the end of the items is told by _finish. */
+wk_result wk_iltp_item_decoder_decode(wk_iltp_item_decoder *d, wk_in *in, wk_out *out,
+                                      wk_error *err);
+/* The item of the last decode call when it returned WK_EVENT for an item, else NULL. Owned by the
+ * decoder; it and the bytes it points to live until the next call on the decoder. */
+const wk_iltp_item *wk_iltp_item_decoder_item(const wk_iltp_item_decoder *d);
 /* True at an item boundary with no partial item retained. */
 bool wk_iltp_item_decoder_at_boundary(const wk_iltp_item_decoder *d);
 
@@ -388,7 +398,8 @@ typedef struct wk_iltp_blob_event {
 
 /* Turns streaming of Blob records on or off (takes effect at the next record). */
 void wk_iltp_item_decoder_stream_blobs(wk_iltp_item_decoder *d, bool on);
-/* The event of the last call that returned WK_EVENT (valid until the next call). */
+/* The Blob event of the last call that returned WK_EVENT (owned by the decoder, valid until the
+ * next call); NULL when that event is a complete item (wk_iltp_item_decoder_item). */
 const wk_iltp_blob_event *wk_iltp_item_decoder_event(const wk_iltp_item_decoder *d);
 /* A bound on the bytes of the current and following items that are collected whole (fact
  * blocks, prefaces, Plex and Seal records, operands; not streamed Blob data): an item that
@@ -396,9 +407,11 @@ const wk_iltp_blob_event *wk_iltp_item_decoder_event(const wk_iltp_item_decoder 
  * arrive (a record whose Data-Length says it cannot fit, at that line). UINT64_MAX: none (the
  * default). The caller sets it before each call (a session: its remaining phase budget). */
 void wk_iltp_item_decoder_limit(wk_iltp_item_decoder *d, uint64_t limit);
-/* Finalization at EOF: WK_OK at an item boundary, else ILTP_ERR_TRUNCATED saying whether the
- * input ended inside a preface, a fact block or a record. */
-wk_code wk_iltp_item_decoder_finish(wk_iltp_item_decoder *d, wk_error *err);
+/* Finalization at EOF with the bytes still unread (rest: borrowed, never consumed; NULL or empty
+ * for none): WK_DONE at an item boundary with nothing unread, else WK_ERROR with
+ * ILTP_ERR_TRUNCATED saying whether the input ended inside a preface, a fact block or a record
+ * (the decoder then stays failed). Calling it again gives the same answer. */
+wk_result wk_iltp_item_decoder_finish(wk_iltp_item_decoder *d, const wk_in *rest, wk_error *err);
 
 /* For P and S records: whether the glyph hash equals BLAKE3 of the content (the presumed rule,
  * not enforced by the decoder). Blob hashes are always enforced. */
@@ -464,32 +477,39 @@ typedef enum wk_iltp_reader_phase {
 
 wk_iltp_reader *wk_iltp_reader_create(const wk_iltp_stack_params *params, wk_error *err);
 void wk_iltp_reader_destroy(wk_iltp_reader *r);
-/* One step over carrier bytes. Returns WK_DONE with *item (borrowed until the next call),
- * WK_NEED_INPUT when in is consumed, or WK_ERROR. After a PREFACE item the reader stops with
+/* One step over carrier bytes (out must be NULL: WK_ERR_ARG otherwise). Returns WK_EVENT with
+ * an item (wk_iltp_reader_item; owned by the reader until the next call) or a streamed Blob event
+ * (wk_iltp_reader_event), WK_NEED_INPUT when in is consumed, or WK_ERROR (the reader stays failed
+ * and reports the same error again). After a PREFACE item the reader stops with
  * in->pos right after the preface's last raw byte and consumes nothing until
  * wk_iltp_reader_begin is called. A preface decoded out of a compressed stream is
  * ILTP_ERR_PREFACE_ENCODED; bytes after an end mark that do not begin a raw preface are
  * ILTP_ERR_AFTER_END_MARK. Offsets in errors count carrier bytes from the reader's start, except
  * item errors inside a compressed session, which count decoded bytes of that session (the
  * message says so). */
-wk_result wk_iltp_reader_next(wk_iltp_reader *r, wk_in *in, wk_iltp_item *item, wk_error *err);
+wk_result wk_iltp_reader_read(wk_iltp_reader *r, wk_in *in, wk_out *out, wk_error *err);
+/* The item of the last read when it returned WK_EVENT for an item, else NULL (owned by the
+ * reader; it and the bytes it points to live until the next call on the reader). */
+const wk_iltp_item *wk_iltp_reader_item(const wk_iltp_reader *r);
 /* Starts the logical session announced by the last preface, decoding `enc` (the encoding the
  * peer selected for this direction: wk_iltp_offer_select(peer encode, local decode)). Fresh decoder
  * and dictionary state. */
 wk_code wk_iltp_reader_begin(wk_iltp_reader *r, wk_iltp_encoding enc, wk_error *err);
 /* Announces that the next item is an operand Blob (1 MiB cap). */
 void wk_iltp_reader_expect_operand(wk_iltp_reader *r);
-/* Finalization at EOF with the unread bytes (may be NULL): WK_OK for boundary EOF where the
- * direction's encoding is at its end (before a preface, after an end mark, or an identity item
- * boundary); ILTP_ERR_TRUNCATED for EOF inside an item or before a compressed end mark. */
-wk_code wk_iltp_reader_finish(wk_iltp_reader *r, const wk_in *rest, wk_error *err);
+/* Finalization at EOF with the unread bytes (rest: borrowed, never consumed; may be NULL): WK_DONE
+ * for boundary EOF where the direction's encoding is at its end (before a preface, after an end
+ * mark, or an identity item boundary); WK_ERROR with ILTP_ERR_TRUNCATED for EOF inside an item or
+ * before a compressed end mark (ILTP_ERR_AFTER_END_MARK for bad bytes after one). The reader then
+ * stays failed; calling it again gives the same answer. */
+wk_result wk_iltp_reader_finish(wk_iltp_reader *r, const wk_in *rest, wk_error *err);
 wk_iltp_reader_phase wk_iltp_reader_phase_get(const wk_iltp_reader *r);
 /* The encoding of the current session (identity before any). */
 wk_iltp_encoding wk_iltp_reader_encoding(const wk_iltp_reader *r);
 /* Carrier bytes consumed so far. */
 uint64_t wk_iltp_reader_consumed(const wk_iltp_reader *r);
-/* Streamed Blob records (see wk_iltp_item_decoder_stream_blobs): wk_iltp_reader_next returns
- * WK_EVENT with wk_iltp_reader_event() filled; DATA slices borrow from in (identity) or the
+/* Streamed Blob records (see wk_iltp_item_decoder_stream_blobs): wk_iltp_reader_read returns
+ * WK_EVENT with wk_iltp_reader_event() filled (NULL when the event is an item); DATA slices borrow from in (identity) or the
  * reader's decoded buffer (compressed) until the next call. The setting survives
  * re-prefacing. */
 void wk_iltp_reader_stream_blobs(wk_iltp_reader *r, bool on);
@@ -756,9 +776,11 @@ wk_code wk_iltp_session_blob_stored(wk_iltp_session *s, const uint8_t hash[32], 
                                     wk_error *err);
 /* True when send has bytes to give (or would ask for Blob data). */
 bool wk_iltp_session_wants_send(const wk_iltp_session *s);
-/* The peer's direction ended (rest: unread bytes, may be NULL). WK_OK when clean (boundary EOF at
- * fixed point, the session becomes CLOSED); ILTP_ERR_PREMATURE_EOF or ILTP_ERR_TRUNCATED. */
-wk_code wk_iltp_session_finish(wk_iltp_session *s, const wk_in *rest, wk_error *err);
+/* The peer's direction ended (rest: unread bytes, borrowed, never consumed; may be NULL). WK_DONE
+ * when clean (boundary EOF at fixed point, the session becomes CLOSED); else WK_ERROR with
+ * ILTP_ERR_PREMATURE_EOF or ILTP_ERR_TRUNCATED (the session is then FAILED). Calling it again
+ * gives the same answer. */
+wk_result wk_iltp_session_finish(wk_iltp_session *s, const wk_in *rest, wk_error *err);
 /* The time now; checks the phase deadline. */
 wk_code wk_iltp_session_tick(wk_iltp_session *s, uint64_t now_ms, wk_error *err);
 /* The local store advanced: at fixed point a new round starts (our advertisement is queued);

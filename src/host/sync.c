@@ -631,7 +631,7 @@ static void ev_ended(wk_carrier *car)
     c->peer_ended = true;
     if (!c->s) return;
     wk_error e;
-    if (wk_iltp_session_finish(c->s, NULL, &e) != WK_OK) { /* premature, or inside an item */
+    if (wk_iltp_session_finish(c->s, NULL, &e) != WK_DONE) { /* premature, or inside an item */
         fail_conn(c, &e);
         return;
     }

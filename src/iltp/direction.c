@@ -26,6 +26,8 @@ struct wk_iltp_reader {
     wk_error failure;
     size_t dpos, dlen;
     uint8_t *dbuf;               /* DBUF bytes, made for the first compressed session */
+    wk_iltp_item item;           /* the item of the last WK_EVENT that was an item */
+    bool item_ready;
 };
 
 wk_iltp_reader *wk_iltp_reader_create(const wk_iltp_stack_params *params, wk_error *err)
@@ -64,7 +66,11 @@ wk_iltp_encoding wk_iltp_reader_encoding(const wk_iltp_reader *r) { return r->en
 uint64_t wk_iltp_reader_consumed(const wk_iltp_reader *r) { return r->consumed; }
 void wk_iltp_reader_expect_operand(wk_iltp_reader *r) { wk_iltp_item_decoder_expect_operand(r->items); }
 void wk_iltp_reader_stream_blobs(wk_iltp_reader *r, bool on) { wk_iltp_item_decoder_stream_blobs(r->items, on); }
-const wk_iltp_blob_event *wk_iltp_reader_event(const wk_iltp_reader *r) { return wk_iltp_item_decoder_event(r->items); }
+const wk_iltp_blob_event *wk_iltp_reader_event(const wk_iltp_reader *r)
+{
+    return r->item_ready ? NULL : wk_iltp_item_decoder_event(r->items);
+}
+const wk_iltp_item *wk_iltp_reader_item(const wk_iltp_reader *r) { return r->item_ready ? &r->item : NULL; }
 void wk_iltp_reader_limit(wk_iltp_reader *r, uint64_t limit) { wk_iltp_item_decoder_limit(r->items, limit); }
 
 static wk_result rfail(wk_iltp_reader *r, wk_error *err, const wk_error *e)
@@ -118,7 +124,7 @@ static wk_result raw_items(wk_iltp_reader *r, wk_in *in, wk_iltp_item *item, wk_
 {
     size_t before = in->pos;
     wk_error e;
-    wk_result res = wk_iltp_item_decoder_decode(r->items, in, item, &e);
+    wk_result res = wk_iltp_item_decoder_step(r->items, in, item, &e);
     r->consumed += in->pos - before;
     if (res == WK_ERROR) {
         /* item offsets count from the session start (identity) or from the raw phase start */
@@ -144,7 +150,7 @@ static wk_result compressed_items(wk_iltp_reader *r, wk_in *in, wk_iltp_item *it
     for (;;) {
         wk_in din = {r->dbuf, r->dlen, r->dpos};
         wk_error e;
-        wk_result res = wk_iltp_item_decoder_decode(r->items, &din, item, &e);
+        wk_result res = wk_iltp_item_decoder_step(r->items, &din, item, &e);
         r->dpos = din.pos;
         if (res == WK_ERROR) {
             if (e.code == WK_ERR_ILTP_PREFACE_ENCODED) return rfail(r, err, &e);
@@ -188,7 +194,7 @@ static wk_result compressed_items(wk_iltp_reader *r, wk_in *in, wk_iltp_item *it
     }
 }
 
-wk_result wk_iltp_reader_next(wk_iltp_reader *r, wk_in *in, wk_iltp_item *item, wk_error *err)
+static wk_result reader_step(wk_iltp_reader *r, wk_in *in, wk_error *err)
 {
     switch (r->phase) {
     case WK_ILTP_READER_FAILED:
@@ -199,43 +205,53 @@ wk_result wk_iltp_reader_next(wk_iltp_reader *r, wk_in *in, wk_iltp_item *item, 
         return WK_ERROR;
     case WK_ILTP_READER_NO_SESSION:
     case WK_ILTP_READER_ENDED:
-        return raw_items(r, in, item, err);
+        return raw_items(r, in, &r->item, err);
     default:
-        if (r->enc == WK_ILTP_IDENTITY) return raw_items(r, in, item, err);
-        return compressed_items(r, in, item, err);
+        if (r->enc == WK_ILTP_IDENTITY) return raw_items(r, in, &r->item, err);
+        return compressed_items(r, in, &r->item, err);
     }
 }
 
-wk_code wk_iltp_reader_finish(wk_iltp_reader *r, const wk_in *rest, wk_error *err)
+wk_result wk_iltp_reader_read(wk_iltp_reader *r, wk_in *in, wk_out *out, wk_error *err)
+{
+    r->item_ready = false;
+    if (out) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "the reader produces no bytes: pass out = NULL");
+        return WK_ERROR;
+    }
+    wk_result res = reader_step(r, in, err);
+    if (res != WK_DONE) return res;
+    r->item_ready = true;
+    return WK_EVENT;
+}
+
+wk_result wk_iltp_reader_finish(wk_iltp_reader *r, const wk_in *rest, wk_error *err)
 {
     wk_error e;
     if (r->phase == WK_ILTP_READER_FAILED) {
         if (err) *err = r->failure;
-        return r->failure.code;
+        return WK_ERROR;
     }
     if (r->phase == WK_ILTP_READER_SESSION && r->stream) {
         if (r->dpos < r->dlen || !wk_iltp_item_decoder_at_boundary(r->items)) {
-            wk_iltp_item_decoder_finish(r->items, &e);
-            if (e.code == WK_OK || r->dpos < r->dlen)
+            if (r->dpos < r->dlen || wk_iltp_item_decoder_finish(r->items, NULL, &e) == WK_DONE)
                 wk_error_set(&e, WK_ERR_ILTP_TRUNCATED, r->consumed, "input ended inside an item");
             else
                 e.offset = r->consumed;
-            rfail(r, err, &e);
-            return e.code;
+            return rfail(r, err, &e);
         }
-        if (wk_iltp_decoder_finish(r->stream, rest, &e) != WK_OK) {
+        if (wk_iltp_decoder_finish(r->stream, rest, &e) != WK_DONE) {
             e.offset = r->consumed;
-            rfail(r, err, &e);
-            return e.code;
+            return rfail(r, err, &e);
         }
-        return WK_OK;
+        return WK_DONE;
     }
-    if (wk_iltp_item_decoder_finish(r->items, &e) != WK_OK) {
+    /* the raw phase: unread carrier bytes are judged by the caller's next read, not here */
+    if (wk_iltp_item_decoder_finish(r->items, NULL, &e) != WK_DONE) {
         e.offset += r->session_start;
-        rfail(r, err, &e);
-        return e.code;
+        return rfail(r, err, &e);
     }
-    return WK_OK;
+    return WK_DONE;
 }
 
 /* --------------------------------------------------------------------------------------------- */

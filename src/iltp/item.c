@@ -50,6 +50,9 @@ struct wk_iltp_item_decoder {
     wk_iltp_blob_event ev;
     uint64_t hash_err_off;  /* stream offset of the glyph hash of the streamed record */
     uint64_t limit;         /* bound on whole-collected items (UINT64_MAX: none) */
+    /* the public step's item (the reader collects into its own) */
+    wk_iltp_item item;
+    bool item_ready;        /* the last public step's WK_EVENT is an item */
 };
 
 
@@ -111,7 +114,14 @@ void wk_iltp_item_decoder_expect_operand(wk_iltp_item_decoder *d) { d->expect_op
 void wk_iltp_item_decoder_expect_preface(wk_iltp_item_decoder *d) { d->expect_preface = true; }
 void wk_iltp_item_decoder_forbid_preface(wk_iltp_item_decoder *d, bool forbid) { d->forbid_preface = forbid; }
 void wk_iltp_item_decoder_stream_blobs(wk_iltp_item_decoder *d, bool on) { d->stream_blobs = on; }
-const wk_iltp_blob_event *wk_iltp_item_decoder_event(const wk_iltp_item_decoder *d) { return &d->ev; }
+const wk_iltp_blob_event *wk_iltp_item_decoder_event(const wk_iltp_item_decoder *d)
+{
+    return d->item_ready ? NULL : &d->ev;
+}
+const wk_iltp_item *wk_iltp_item_decoder_item(const wk_iltp_item_decoder *d)
+{
+    return d->item_ready ? &d->item : NULL;
+}
 void wk_iltp_item_decoder_limit(wk_iltp_item_decoder *d, uint64_t limit) { d->limit = limit; }
 
 /* The current record is (or, before its glyph line, may become) a streamed Blob record. */
@@ -442,7 +452,7 @@ static wk_result blob_done(wk_iltp_item_decoder *d, wk_iltp_item *item, wk_error
     return emit(d, WK_ILTP_ITEM_RECORD, item);
 }
 
-wk_result wk_iltp_item_decoder_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *item, wk_error *err)
+wk_result wk_iltp_item_decoder_step(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *item, wk_error *err)
 {
     if (d->state == I_FAILED) {
         if (err) *err = d->failure;
@@ -631,15 +641,31 @@ wk_result wk_iltp_item_decoder_decode(wk_iltp_item_decoder *d, wk_in *in, wk_ilt
     }
 }
 
-wk_code wk_iltp_item_decoder_finish(wk_iltp_item_decoder *d, wk_error *err)
+wk_result wk_iltp_item_decoder_decode(wk_iltp_item_decoder *d, wk_in *in, wk_out *out, wk_error *err)
+{
+    d->item_ready = false;
+    if (out) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "the item decoder produces no bytes: pass out = NULL");
+        return WK_ERROR;
+    }
+    wk_result r = wk_iltp_item_decoder_step(d, in, &d->item, err);
+    if (r != WK_DONE) return r;
+    d->item_ready = true;
+    return WK_EVENT;
+}
+
+wk_result wk_iltp_item_decoder_finish(wk_iltp_item_decoder *d, const wk_in *rest, wk_error *err)
 {
     if (d->state == I_FAILED) {
         if (err) *err = d->failure;
-        return d->failure.code;
+        return WK_ERROR;
     }
-    if (wk_iltp_item_decoder_at_boundary(d)) return WK_OK;
+    bool unread = rest && rest->pos < rest->size;
+    if (!unread && wk_iltp_item_decoder_at_boundary(d)) return WK_DONE;
     const char *where = "a record";
-    if (d->state == I_PREFACE || (d->state == I_LEAD && d->len >= 3 && d->buf[2] == 0xAA))
+    if (d->state == I_BOUNDARY)
+        where = "the next item";
+    else if (d->state == I_PREFACE || (d->state == I_LEAD && d->len >= 3 && d->buf[2] == 0xAA))
         where = "a preface";
     else if (d->state == I_LEAD && d->len < 3)
         where = "the leading bytes of a preface or record";
@@ -648,5 +674,5 @@ wk_code wk_iltp_item_decoder_finish(wk_iltp_item_decoder *d, wk_error *err)
     d->state = I_FAILED;
     wk_error_set(&d->failure, WK_ERR_ILTP_TRUNCATED, d->offset + d->len, "input ended inside %s", where);
     if (err) *err = d->failure;
-    return WK_ERR_ILTP_TRUNCATED;
+    return WK_ERROR;
 }

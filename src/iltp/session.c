@@ -819,43 +819,43 @@ wk_result wk_iltp_session_recv(wk_iltp_session *s, wk_in *in, wk_out *out, wk_er
         if (s->ops_n > WK_ILTP_SESSION_OUTPUT_BOUND) return WK_NEED_OUTPUT;
         uint64_t b = budget(s);
         wk_iltp_reader_limit(s->rd, s->ctl_bytes < b ? b - s->ctl_bytes : 0);
-        wk_iltp_item it;
         wk_error e;
         size_t before = in->pos;
-        wk_result r = wk_iltp_reader_next(s->rd, in, &it, &e);
+        wk_result r = wk_iltp_reader_read(s->rd, in, NULL, &e);
         s->st.wire_in += in->pos - before;
         if (r == WK_ERROR) return sfail(s, err, &e);
         if (r == WK_NEED_INPUT) return WK_NEED_INPUT;
-        if (r == WK_EVENT) {
+        const wk_iltp_item *it = wk_iltp_reader_item(s->rd); /* r == WK_EVENT */
+        if (!it) {
             wk_result h = on_blob_event(s, wk_iltp_reader_event(s->rd), err);
             if (h == WK_DONE) continue;
             return h;
         }
         s->st.items_in++;
-        s->st.raw_in += it.len;
+        s->st.raw_in += it->len;
         if (s->p.trace) {
             char h[44];
-            if (it.kind == WK_ILTP_ITEM_PREFACE) trace(s, false, "preface nonce=%s", hash_text(it.preface.nonce, h));
-            else if (it.kind == WK_ILTP_ITEM_FACTS) trace(s, false, "facts %zu", it.rows);
-            else trace(s, false, "record %c %s %zu", it.record.type, hash_text(it.record.blob.hash, h), it.record.blob.len);
+            if (it->kind == WK_ILTP_ITEM_PREFACE) trace(s, false, "preface nonce=%s", hash_text(it->preface.nonce, h));
+            else if (it->kind == WK_ILTP_ITEM_FACTS) trace(s, false, "facts %zu", it->rows);
+            else trace(s, false, "record %c %s %zu", it->record.type, hash_text(it->record.blob.hash, h), it->record.blob.len);
         }
-        if (it.kind == WK_ILTP_ITEM_PREFACE) {
-            if (on_preface(s, &it, err) != WK_DONE) return WK_ERROR;
+        if (it->kind == WK_ILTP_ITEM_PREFACE) {
+            if (on_preface(s, it, err) != WK_DONE) return WK_ERROR;
             continue;
         }
         /* every whole item is received control (response records stream) */
-        s->ctl_bytes += it.len;
-        if (s->ctl_bytes > budget(s)) return budget_fail(s, err, it.offset);
+        s->ctl_bytes += it->len;
+        if (s->ctl_bytes > budget(s)) return budget_fail(s, err, it->offset);
         wk_result h;
         switch (s->state) {
         case WK_ILTP_SESSION_PREFACING:
             /* replacing from our side: old peer items are decoded (caps apply) and discarded */
             h = WK_DONE;
             break;
-        case WK_ILTP_SESSION_ESTABLISHING: h = on_establishment(s, &it, err); break;
+        case WK_ILTP_SESSION_ESTABLISHING: h = on_establishment(s, it, err); break;
         case WK_ILTP_SESSION_ROUND:
-        case WK_ILTP_SESSION_FIXED_POINT: h = on_round_item(s, &it, err); break;
-        default: h = order_fail(s, err, &it, "input after the session closed"); break;
+        case WK_ILTP_SESSION_FIXED_POINT: h = on_round_item(s, it, err); break;
+        default: h = order_fail(s, err, it, "input after the session closed"); break;
         }
         if (h != WK_DONE) return WK_ERROR;
     }
@@ -1053,16 +1053,16 @@ wk_result wk_iltp_session_send(wk_iltp_session *s, wk_in *in, wk_out *out, wk_er
     }
 }
 
-wk_code wk_iltp_session_finish(wk_iltp_session *s, const wk_in *rest, wk_error *err)
+wk_result wk_iltp_session_finish(wk_iltp_session *s, const wk_in *rest, wk_error *err)
 {
     if (s->state == WK_ILTP_SESSION_FAILED) {
         if (err) *err = s->failure;
-        return s->failure.code;
+        return WK_ERROR;
     }
     wk_error e;
-    if (wk_iltp_reader_finish(s->rd, rest, &e) != WK_OK) {
+    if (wk_iltp_reader_finish(s->rd, rest, &e) != WK_DONE) {
         sfail(s, err, &e);
-        return e.code;
+        return WK_ERROR;
     }
     /* A round we opened at fixed point that the peer never joined: the peer ended its
      * direction at fixed point (bounded completion crossed our advertisement). Clean. */
@@ -1071,7 +1071,7 @@ wk_code wk_iltp_session_finish(wk_iltp_session *s, const wk_in *rest, wk_error *
         char what[80];
         snprintf(what, sizeof what, "the peer closed during %s", wk_iltp_session_state_name(s->state));
         sfail_code(s, err, WK_ERR_ILTP_PREMATURE_EOF, wk_iltp_reader_consumed(s->rd), what);
-        return WK_ERR_ILTP_PREMATURE_EOF;
+        return WK_ERROR;
     }
     if (crossed) {
         /* our advertisement's round will never run: drop it unless already being written */
@@ -1079,7 +1079,7 @@ wk_code wk_iltp_session_finish(wk_iltp_session *s, const wk_in *rest, wk_error *
         round_reset(s);
     }
     s->state = WK_ILTP_SESSION_CLOSED;
-    return WK_OK;
+    return WK_DONE;
 }
 
 void wk_iltp_session_store_changed(wk_iltp_session *s, uint64_t now_ms)

@@ -477,33 +477,33 @@ wk_result wk_iltp_decoder_decode(wk_iltp_decoder *d, wk_in *in, wk_out *out, wk_
     }
 }
 
-wk_code wk_iltp_decoder_finish(wk_iltp_decoder *d, const wk_in *rest, wk_error *err)
+wk_result wk_iltp_decoder_finish(wk_iltp_decoder *d, const wk_in *rest, wk_error *err)
 {
     if (d->state == D_FAILED) {
         if (err) *err = d->failure;
-        return d->failure.code;
+        return WK_ERROR;
     }
-    if (d->enc == WK_ILTP_IDENTITY) return WK_OK;
+    if (d->enc == WK_ILTP_IDENTITY) return WK_DONE;
     if (d->state != D_ENDED) {
         if (d->enc == WK_ILTP_DEFLATE12C && d->backend == WK_ILTP_BACKEND_ISAL &&
             wk_iltp_isal_finish_check(d, err) != WK_OK)
-            return d->failure.code;
+            return WK_ERROR;
         wk_iltp_dec_fail(d, err, WK_ERR_ILTP_TRUNCATED, d->consumed,
                          "input ended before the end mark of a compressed direction");
-        return WK_ERR_ILTP_TRUNCATED;
+        return WK_ERROR;
     }
     size_t n = rest ? rest->size - rest->pos : 0, bad = 0;
-    if (n == 0) return WK_OK;
+    if (n == 0) return WK_DONE;
     long m = lead_match(rest->src + rest->pos, n, &bad);
     if (m < 0) {
         wk_iltp_dec_fail(d, err, WK_ERR_ILTP_AFTER_END_MARK, d->consumed + bad,
                          "byte after the end mark does not begin a raw preface");
-        return WK_ERR_ILTP_AFTER_END_MARK;
+        return WK_ERROR;
     }
     if (m < WK_ILTP_PREFACE_LEAD_LEN) {
         wk_iltp_dec_fail(d, err, WK_ERR_ILTP_TRUNCATED, d->consumed + n,
                          "input ended inside the raw preface after the end mark");
-        return WK_ERR_ILTP_TRUNCATED;
+        return WK_ERROR;
     }
-    return WK_OK;
+    return WK_DONE;
 }

@@ -69,6 +69,33 @@ static size_t example(buf *b, expect *ex, bool with_preface)
     return k;
 }
 
+/* One item decoder step; on an item event (WK_EVENT with an item) copies the item into *it. */
+static wk_result item_step(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *it, wk_error *e)
+{
+    wk_result r = wk_iltp_item_decoder_decode(d, in, NULL, e);
+    if (r == WK_EVENT) {
+        const wk_iltp_item *x = wk_iltp_item_decoder_item(d);
+        CHECK(x && !wk_iltp_item_decoder_event(d));
+        if (x) *it = *x;
+    }
+    return r;
+}
+
+/* The same for a reader. */
+static wk_result reader_step(wk_iltp_reader *rd, wk_in *in, wk_iltp_item *it, wk_error *e)
+{
+    wk_result r = wk_iltp_reader_read(rd, in, NULL, e);
+    if (r == WK_EVENT) {
+        const wk_iltp_item *x = wk_iltp_reader_item(rd);
+        CHECK(x && !wk_iltp_reader_event(rd));
+        if (x) *it = *x;
+    }
+    return r;
+}
+
+/* A _finish result as the code it stands for (WK_OK for WK_DONE). */
+static wk_code fin_code(wk_result r, const wk_error *e) { return r == WK_DONE ? WK_OK : e->code; }
+
 /* Feeds wire to an item decoder in pieces given by cut points; checks the items. */
 static int run_items(const uint8_t *wire, size_t n, const size_t *cuts, size_t ncuts, const expect *ex,
                      size_t nex, wk_code *final, size_t max_item)
@@ -84,7 +111,7 @@ static int run_items(const uint8_t *wire, size_t n, const size_t *cuts, size_t n
         wk_in in = {wire, end, start};
         for (;;) {
             wk_iltp_item it;
-            wk_result r = wk_iltp_item_decoder_decode(d, &in, &it, &e);
+            wk_result r = item_step(d, &in, &it, &e);
             if (r == WK_ERROR) { *final = e.code; wk_iltp_item_decoder_destroy(d); return -1; }
             if (r == WK_NEED_INPUT) break;
             if (got >= nex || it.kind != ex[got].kind || (it.kind == WK_ILTP_ITEM_FACTS && it.rows != ex[got].rows) ||
@@ -97,7 +124,7 @@ static int run_items(const uint8_t *wire, size_t n, const size_t *cuts, size_t n
         CHECK(in.pos == end);
         start = end;
     }
-    *final = wk_iltp_item_decoder_finish(d, &e);
+    *final = fin_code(wk_iltp_item_decoder_finish(d, NULL, &e), &e);
     wk_iltp_item_decoder_destroy(d);
     return bad ? -2 : (int)got;
 }
@@ -128,7 +155,7 @@ static void test_example_splits(void)
         wk_iltp_item_decoder *d = wk_iltp_item_decoder_create(NULL, &e);
         wk_in in = {b.p, b.n, 0};
         wk_iltp_item it;
-        while (wk_iltp_item_decoder_decode(d, &in, &it, &e) == WK_DONE) { off += it.len; ends[ne++] = off; }
+        while (item_step(d, &in, &it, &e) == WK_EVENT) { off += it.len; ends[ne++] = off; }
         wk_iltp_item_decoder_destroy(d);
     }
     int trunc_ok = 0;
@@ -140,8 +167,8 @@ static void test_example_splits(void)
         wk_iltp_item_decoder *d = wk_iltp_item_decoder_create(NULL, &e);
         wk_in in = {b.p, cut, 0};
         wk_iltp_item it;
-        while (wk_iltp_item_decoder_decode(d, &in, &it, &e) == WK_DONE) got_items++;
-        wk_code c = wk_iltp_item_decoder_finish(d, &e);
+        while (item_step(d, &in, &it, &e) == WK_EVENT) got_items++;
+        wk_code c = fin_code(wk_iltp_item_decoder_finish(d, NULL, &e), &e);
         if (boundary ? c == WK_OK : (c == WK_ERR_ILTP_TRUNCATED && wk_code_is_truncation(c) && e.offset == cut)) trunc_ok++;
         else fprintf(stderr, "cut %zu: %s %s\n", cut, wk_error_name(c), e.msg);
         wk_iltp_item_decoder_destroy(d);
@@ -159,9 +186,9 @@ static wk_code decode_one(const char *s, size_t n, wk_iltp_item *it, wk_error *e
     d = wk_iltp_item_decoder_create(&p, e);
     if (operand) wk_iltp_item_decoder_expect_operand(d);
     wk_in in = {(const uint8_t *)s, n, 0};
-    wk_result r = wk_iltp_item_decoder_decode(d, &in, it, e);
-    if (r == WK_DONE) return WK_OK;
-    if (r == WK_NEED_INPUT) return wk_iltp_item_decoder_finish(d, e);
+    wk_result r = item_step(d, &in, it, e);
+    if (r == WK_EVENT) return WK_OK;
+    if (r == WK_NEED_INPUT) return fin_code(wk_iltp_item_decoder_finish(d, NULL, e), e);
     return e->code;
 }
 #define ONE(s, it, e) decode_one((s), sizeof(s) - 1, (it), (e), 0, false)
@@ -486,18 +513,18 @@ static void test_stack(void)
             size_t pos = 0, got = 0, prefaces = 0;
             int bad = 0;
             wk_result res = WK_NEED_INPUT;
-            while (pos < wire.n || res == WK_DONE) {
+            while (pos < wire.n || res == WK_EVENT) {
                 size_t lim = pos + chunk < wire.n ? pos + chunk : wire.n;
                 wk_in in = {wire.p, lim, pos};
                 wk_iltp_item it;
-                res = wk_iltp_reader_next(rd, &in, &it, &e);
+                res = reader_step(rd, &in, &it, &e);
                 pos = in.pos;
                 if (res == WK_ERROR) { bad++; fprintf(stderr, "enc %d chunk %zu: %s %s\n", enc, chunk, wk_error_name(e.code), e.msg); break; }
-                if (res != WK_DONE) continue;
+                if (res != WK_EVENT) continue;
                 if (it.kind == WK_ILTP_ITEM_PREFACE) {
                     prefaces++;
                     CHECK(memcmp(it.preface.nonce, nonce, 32) == 0);
-                    CHECK(wk_iltp_reader_next(rd, &in, &it, &e) == WK_ERROR && e.code == WK_ERR_STATE); /* paused */
+                    CHECK(reader_step(rd, &in, &it, &e) == WK_ERROR && e.code == WK_ERR_STATE); /* paused */
                     CHECK(wk_iltp_reader_begin(rd, (wk_iltp_encoding)enc, &e) == WK_OK);
                     continue;
                 }
@@ -507,7 +534,7 @@ static void test_stack(void)
             }
             wk_in rest = {wire.p, wire.n, pos};
             CHECKF(!bad && prefaces == 2 && got == 2 * nex, "enc %d chunk %zu: %zu items %zu prefaces", enc, chunk, got, prefaces);
-            CHECK(wk_iltp_reader_finish(rd, &rest, &e) == WK_OK);
+            CHECK(wk_iltp_reader_finish(rd, &rest, &e) == WK_DONE);
             wk_iltp_reader_destroy(rd);
         }
         /* truncation: drop the last byte */
@@ -516,9 +543,9 @@ static void test_stack(void)
             wk_in in = {wire.p, wire.n - 1, 0};
             wk_iltp_item it;
             wk_result res;
-            while ((res = wk_iltp_reader_next(rd, &in, &it, &e)) == WK_DONE)
+            while ((res = reader_step(rd, &in, &it, &e)) == WK_EVENT)
                 if (it.kind == WK_ILTP_ITEM_PREFACE) wk_iltp_reader_begin(rd, (wk_iltp_encoding)enc, &e);
-            wk_code c = res == WK_ERROR ? e.code : wk_iltp_reader_finish(rd, &in, &e);
+            wk_code c = res == WK_ERROR ? e.code : fin_code(wk_iltp_reader_finish(rd, &in, &e), &e);
             CHECKF(c == WK_ERR_ILTP_TRUNCATED, "enc %d truncated: %s", enc, wk_error_name(c));
             wk_iltp_reader_destroy(rd);
         }
@@ -537,7 +564,7 @@ static void test_reader_rules(void)
     /* an item before the first preface */
     wk_iltp_reader *rd = wk_iltp_reader_create(NULL, &e);
     wk_in in = {(const uint8_t *)"Foo()\n\n", 7, 0};
-    CHECK(wk_iltp_reader_next(rd, &in, &it, &e) == WK_ERROR && e.code == WK_ERR_ILTP_PREFACE && e.offset == 0);
+    CHECK(reader_step(rd, &in, &it, &e) == WK_ERROR && e.code == WK_ERR_ILTP_PREFACE && e.offset == 0);
     wk_iltp_reader_destroy(rd);
     /* the reader stops right after the preface; the suffix waits for begin */
     buf b = {0};
@@ -545,9 +572,9 @@ static void test_reader_rules(void)
     puts_(&b, "\n");
     rd = wk_iltp_reader_create(NULL, &e);
     wk_in in2 = {b.p, b.n, 0};
-    CHECK(wk_iltp_reader_next(rd, &in2, &it, &e) == WK_DONE && it.kind == WK_ILTP_ITEM_PREFACE && in2.pos == 59);
+    CHECK(reader_step(rd, &in2, &it, &e) == WK_EVENT && it.kind == WK_ILTP_ITEM_PREFACE && in2.pos == 59);
     CHECK(wk_iltp_reader_begin(rd, WK_ILTP_IDENTITY, &e) == WK_OK);
-    CHECK(wk_iltp_reader_next(rd, &in2, &it, &e) == WK_DONE && it.kind == WK_ILTP_ITEM_FACTS && it.offset == 59);
+    CHECK(reader_step(rd, &in2, &it, &e) == WK_EVENT && it.kind == WK_ILTP_ITEM_FACTS && it.offset == 59);
     wk_iltp_reader_destroy(rd);
     /* a preface inside a compressed stream */
     for (int enc = 1; enc < 3; enc++) {
@@ -561,9 +588,9 @@ static void test_reader_rules(void)
         put(&b, tmp, o.pos);
         rd = wk_iltp_reader_create(NULL, &e);
         wk_in in3 = {b.p, b.n, 0};
-        CHECK(wk_iltp_reader_next(rd, &in3, &it, &e) == WK_DONE);
+        CHECK(reader_step(rd, &in3, &it, &e) == WK_EVENT);
         wk_iltp_reader_begin(rd, (wk_iltp_encoding)enc, &e);
-        CHECK(wk_iltp_reader_next(rd, &in3, &it, &e) == WK_ERROR && e.code == WK_ERR_ILTP_PREFACE_ENCODED);
+        CHECK(reader_step(rd, &in3, &it, &e) == WK_ERROR && e.code == WK_ERR_ILTP_PREFACE_ENCODED);
         wk_iltp_reader_destroy(rd);
         /* after the end mark: a fact block instead of a raw preface */
         o.pos = 0;
@@ -577,10 +604,10 @@ static void test_reader_rules(void)
         puts_(&b, "Foo()\n\n");
         rd = wk_iltp_reader_create(NULL, &e);
         wk_in in4 = {b.p, b.n, 0};
-        CHECK(wk_iltp_reader_next(rd, &in4, &it, &e) == WK_DONE);
+        CHECK(reader_step(rd, &in4, &it, &e) == WK_EVENT);
         wk_iltp_reader_begin(rd, (wk_iltp_encoding)enc, &e);
-        CHECK(wk_iltp_reader_next(rd, &in4, &it, &e) == WK_DONE && it.kind == WK_ILTP_ITEM_FACTS);
-        wk_result rr = wk_iltp_reader_next(rd, &in4, &it, &e);
+        CHECK(reader_step(rd, &in4, &it, &e) == WK_EVENT && it.kind == WK_ILTP_ITEM_FACTS);
+        wk_result rr = reader_step(rd, &in4, &it, &e);
         CHECKF(rr == WK_ERROR && e.code == WK_ERR_ILTP_AFTER_END_MARK && e.offset == end, "enc %d: %d %s at %llu", enc, rr,
                wk_error_name(e.code), (unsigned long long)e.offset);
         wk_iltp_reader_destroy(rd);
@@ -594,9 +621,9 @@ static void test_reader_rules(void)
         put(&b, tmp, o.pos);
         rd = wk_iltp_reader_create(NULL, &e);
         wk_in in5 = {b.p, b.n, 0};
-        wk_iltp_reader_next(rd, &in5, &it, &e);
+        reader_step(rd, &in5, &it, &e);
         wk_iltp_reader_begin(rd, (wk_iltp_encoding)enc, &e);
-        CHECK(wk_iltp_reader_next(rd, &in5, &it, &e) == WK_ERROR && e.code == WK_ERR_ILTP_TRUNCATED);
+        CHECK(reader_step(rd, &in5, &it, &e) == WK_ERROR && e.code == WK_ERR_ILTP_TRUNCATED);
         wk_iltp_reader_destroy(rd);
         wk_iltp_encoder_destroy(en);
     }

@@ -38,7 +38,10 @@ static bool decode_one(wk_iltp_item_decoder **d, const uint8_t *b, size_t n, wk_
     wk_iltp_item_decoder_params dp = {WK_ILTP_FORM_ANY, 0, NULL};
     *d = wk_iltp_item_decoder_create(&dp, e);
     wk_in in = {b, n, 0};
-    return *d && wk_iltp_item_decoder_decode(*d, &in, it, e) == WK_DONE && in.pos == n;
+    if (!*d || wk_iltp_item_decoder_decode(*d, &in, NULL, e) != WK_EVENT || in.pos != n) return false;
+    const wk_iltp_item *x = wk_iltp_item_decoder_item(*d);
+    if (x) *it = *x;
+    return x != NULL;
 }
 
 static wk_code check_bytes(const uint8_t *b, size_t n, const wk_iltp_proof_params *expect,

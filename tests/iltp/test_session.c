@@ -319,7 +319,7 @@ static int run(end e[2], const run_opts *o, uint64_t *total_rounds)
                 progress = true;
             } else if (peer->eof_sent && !me->eof_seen) {
                 me->eof_seen = true;
-                if (wk_iltp_session_finish(me->s, NULL, &me->err) != WK_OK) { me->failed = true; continue; }
+                if (wk_iltp_session_finish(me->s, NULL, &me->err) != WK_DONE) { me->failed = true; continue; }
                 progress = true;
             }
         }
@@ -658,7 +658,7 @@ static void test_socketpair(wk_iltp_form form, const char *dec0, const char *enc
                     if (end_recv(me, &pending[i]) == WK_ERROR) { failed = true; break; }
                 } else if (n == 0) {
                     eof[i] = true;
-                    if (wk_iltp_session_finish(me->s, NULL, &me->err) != WK_OK) { failed = true; break; }
+                    if (wk_iltp_session_finish(me->s, NULL, &me->err) != WK_DONE) { failed = true; break; }
                     if (i == 0) wk_iltp_session_close(me->s, &me->err); /* the listener answers */
                 } else if (errno != EAGAIN) {
                     failed = true;
@@ -769,7 +769,7 @@ static void test_exact_faults(void)
     wk_iltp_session *ss = wk_iltp_session_create(&p, 0, &e);
     wk_in in = {(const uint8_t *)pre, strlen(pre), 0};
     CHECK(wk_iltp_session_recv(ss, &in, NULL, &e) == WK_NEED_INPUT);
-    CHECK(wk_iltp_session_finish(ss, NULL, &e) == WK_ERR_ILTP_PREMATURE_EOF);
+    CHECK(wk_iltp_session_finish(ss, NULL, &e) == WK_ERROR && e.code == WK_ERR_ILTP_PREMATURE_EOF);
     wk_iltp_session_destroy(ss);
     /* a phase deadline */
     p.phase_timeout_ms = 100;

@@ -97,7 +97,7 @@ static buf decode_be(wk_iltp_encoding enc, wk_iltp_backend be, const uint8_t *wi
     }
     if (r != WK_ERROR) {
         wk_in rest = {wire, n, pos};
-        if (wk_iltp_decoder_finish(d, &rest, err) != WK_OK) r = WK_ERROR;
+        if (wk_iltp_decoder_finish(d, &rest, err) != WK_DONE) r = WK_ERROR;
     }
     *res = r;
     if (rest_pos) *rest_pos = pos;
