@@ -140,8 +140,7 @@ int wk_cli_iltp_blob(int argc, char **argv)
         wk_error e;
         wk_error_set(&e, too_long ? WK_ERR_ILTP_BLOB_TOO_LARGE : WK_ERR_BACKEND, WK_NO_OFFSET,
                      too_long ? "Blob data over 32 MiB" : "cannot read stdin");
-        e.category = WK_CAT_INTEGRATION;
-        return wk_cli_fail(&e);
+        return wk_cli_fail_usage(&e);
     }
     uint8_t hash[32], head[WK_ILTP_BLOB_HEAD_MAX];
     wk_iltp_blob_hash(data, len, hash);

@@ -166,10 +166,12 @@ int wk_cli_iltp_address(int argc, char **argv)
     wk_error err;
     if (wk_iltp_address_parse(text, strlen(text), &a, &err) != WK_OK) return wk_cli_fail(&err);
     char canonical[WK_ILTP_ADDRESS_MAX + 16];
-    if (wk_iltp_address_format(&a, canonical, sizeof canonical) == 0) {
+    wk_out co = {(uint8_t *)canonical, sizeof canonical - 1, 0};
+    if (wk_iltp_address_encode(&a, &co, &err) != WK_DONE) {
         fprintf(stderr, "WK_ERR_STATE: cannot format the parsed address\n");
         return WK_EXIT_USAGE;
     }
+    canonical[co.pos] = 0;
     const char *scheme = wk_iltp_scheme_name(a.scheme);
     bool has_port = a.scheme != WK_ILTP_SCHEME_STDIO && a.scheme != WK_ILTP_SCHEME_UNIX;
     if (json) {

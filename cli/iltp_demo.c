@@ -148,9 +148,11 @@ int wk_cli_iltp_demo(int argc, char **argv)
     for (int k = 0; k < 2; k++) {
         uint8_t nonce[32];
         for (int i = 0; i < 32; i++) nonce[i] = (uint8_t)next_rand();
-        plen[k] = wk_iltp_preface_format(WK_ILTP_FORM_0_13, nonce, ep[k].decode, ep[k].encode,
-                                         pre[k], sizeof pre[k], &err);
-        if (!plen[k] || wk_iltp_preface_parse(pre[k], plen[k], WK_ILTP_FORM_0_13, &pf[k], &err) != WK_DONE)
+        wk_out po = {pre[k], sizeof pre[k], 0};
+        if (wk_iltp_preface_encode(WK_ILTP_FORM_0_13, nonce, ep[k].decode, ep[k].encode, &po, &err) != WK_DONE)
+            return wk_cli_fail(&err);
+        plen[k] = po.pos;
+        if (wk_iltp_preface_parse(pre[k], plen[k], WK_ILTP_FORM_0_13, &pf[k], &err) != WK_DONE)
             return wk_cli_fail(&err);
         printf("%s preface: %zu bytes, Decode: %s, Encode: %s\n", ep[k].name, plen[k], ep[k].decode,
                ep[k].encode);

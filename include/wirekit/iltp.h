@@ -91,10 +91,13 @@ wk_code wk_iltp_offer_parse(const char *text, size_t len, wk_iltp_offer *out, wk
 bool wk_iltp_offer_next(const wk_iltp_offer *o, size_t *pos, const char **tok, size_t *tok_len);
 /* True if the list names the token (text comparison). */
 bool wk_iltp_offer_contains(const wk_iltp_offer *o, const char *tok, size_t tok_len);
-/* Formats the implemented encodings encs[0..n) (identity is skipped) as a token list into dst
- * (capacity cap, NUL-terminated). Returns the length, or 0 if nothing was listed or it did not
- * fit. */
-size_t wk_iltp_offer_format(const wk_iltp_encoding *encs, size_t n, char *dst, size_t cap);
+/* The token list for the encodings encs[0..n) (borrowed for the call; identity and repeats are
+ * skipped), e.g. "zstd20c,deflate12c": *size gets its length (0 when nothing is listed). WK_OK, or
+ * WK_ERR_ARG for an encoding this build does not implement. */
+wk_code wk_iltp_offer_size(const wk_iltp_encoding *encs, size_t n, size_t *size, wk_error *err);
+/* Writes that list into *out (no NUL): WK_DONE, WK_NEED_OUTPUT with out untouched when it has
+ * less room than wk_iltp_offer_size, or WK_ERROR (WK_ERR_ARG, whatever the room). */
+wk_result wk_iltp_offer_encode(const wk_iltp_encoding *encs, size_t n, wk_out *out, wk_error *err);
 
 /* Selection for one direction A->B: the first token in A's Encode that B's Decode also lists,
  * else identity. Sets *tok and *tok_len to the token text (borrowed from a_encode, or the static
@@ -136,12 +139,17 @@ wk_result wk_iltp_preface_parse(const uint8_t *data, size_t len, wk_iltp_form fo
  * (PeerProtocol: an equal independently crossed pair). */
 wk_code wk_iltp_nonce_pair_check(const uint8_t a[WK_ILTP_NONCE_LEN], const uint8_t b[WK_ILTP_NONCE_LEN],
                                  wk_error *err);
-/* Writes a preface of the given form into dst (capacity cap). decode/encode are token-list texts
- * (NULL or "" for an absent field; ignored for form 1.0). Returns the length, or 0 with *err set
- * if a field is invalid, the nonce is all zero, or it does not fit. */
-size_t wk_iltp_preface_format(wk_iltp_form form, const uint8_t nonce[WK_ILTP_NONCE_LEN],
-                              const char *decode, const char *encode, uint8_t *dst, size_t cap,
-                              wk_error *err);
+/* The size of the preface wk_iltp_preface_encode writes (at most WK_ILTP_PREFACE_MAX). decode and
+ * encode are NUL-terminated token-list texts (NULL or "" for an absent field; ignored for form
+ * 1.0); every pointer is borrowed for the call. WK_OK with *size, or the refusal: WK_ERR_ARG (an
+ * all-zero nonce, an unknown form), ILTP_ERR_TOKEN / ILTP_ERR_OFFER (an invalid list, offset in
+ * it), ILTP_ERR_PREFACE_TOO_LONG. */
+wk_code wk_iltp_preface_size(wk_iltp_form form, const uint8_t nonce[WK_ILTP_NONCE_LEN], const char *decode,
+                             const char *encode, size_t *size, wk_error *err);
+/* Writes that preface into *out: WK_DONE, WK_NEED_OUTPUT with out untouched when it has less room
+ * than wk_iltp_preface_size, or WK_ERROR with the refusal above (whatever the room). */
+wk_result wk_iltp_preface_encode(wk_iltp_form form, const uint8_t nonce[WK_ILTP_NONCE_LEN], const char *decode,
+                                 const char *encode, wk_out *out, wk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
  * Stream encoder: one per outgoing direction and logical session.
@@ -599,10 +607,13 @@ typedef struct wk_iltp_address {
  * fragments, relative unix paths, bad or out-of-range ports, empty or invalid hosts, unknown
  * schemes, with WK_ERR_ILTP_ADDRESS, the offset of the offending byte and a clear message. */
 wk_code wk_iltp_address_parse(const char *s, size_t len, wk_iltp_address *a, wk_error *err);
-/* Formats *a canonically into dst (capacity cap, NUL-terminated): the scheme, the host (IPv6 in
+/* The length of the canonical text of *a (borrowed for the call): the scheme, the host (IPv6 in
  * brackets), the port when it differs from the default, and the ws/wss path when it is not
- * /interlace. Returns the length, or 0 if it does not fit. */
-size_t wk_iltp_address_format(const wk_iltp_address *a, char *dst, size_t cap);
+ * /interlace. WK_OK with *size, or WK_ERR_ARG (a NULL or unknown-scheme address). */
+wk_code wk_iltp_address_size(const wk_iltp_address *a, size_t *size, wk_error *err);
+/* Writes that text into *out (no NUL): WK_DONE, WK_NEED_OUTPUT with out untouched when it has less
+ * room than wk_iltp_address_size, or WK_ERROR (WK_ERR_ARG, whatever the room). */
+wk_result wk_iltp_address_encode(const wk_iltp_address *a, wk_out *out, wk_error *err);
 /* Name of a scheme ("stdio", "unix", "tcp", "quib", "ws", "wss"). */
 const char *wk_iltp_scheme_name(wk_iltp_scheme scheme);
 

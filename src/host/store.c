@@ -72,12 +72,11 @@ static wk_code io_error(wk_error *err, int e, const char *what, const char *name
     return wk_error_set(err, WK_ERR_HOST_IO, WK_NO_OFFSET, "%s %s: %s", what, name, text);
 }
 
+/* A Blob the store is asked to take over the cap: the caller's (WK_ERR_ARG, Integration). */
 static wk_code too_large(wk_error *err, uint64_t len)
 {
-    wk_error_set(err, WK_ERR_ILTP_BLOB_TOO_LARGE, WK_NO_OFFSET, "Blob data of %llu bytes is over 32 MiB",
-                 (unsigned long long)len);
-    if (err) err->category = WK_CAT_INTEGRATION;
-    return WK_ERR_ILTP_BLOB_TOO_LARGE;
+    return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "%s: Blob data of %llu bytes is over 32 MiB",
+                        wk_error_name(WK_ERR_ILTP_BLOB_TOO_LARGE), (unsigned long long)len);
 }
 
 static void hash_name(const uint8_t hash[32], char name[NAME_LEN + 1])

@@ -965,7 +965,10 @@ int wk_host_sync_run(const wk_host_sync_opts *o, wk_error *err)
         sv.listener->accepted = on_accepted;
         if (o->addr.scheme != WK_ILTP_SCHEME_STDIO) { /* stdio: one session, no address to print */
             char text[WK_ILTP_ADDRESS_MAX + 64];
-            wk_iltp_address_format(&sv.listener->address, text, sizeof text);
+            wk_out to = {(uint8_t *)text, sizeof text - 1, 0};
+            wk_error te;
+            wk_iltp_address_encode(&sv.listener->address, &to, &te); /* a parsed address: fits */
+            text[to.pos] = 0;
             fprintf(sv.out, "listening on %s\n", text);
             fflush(sv.out);
         }

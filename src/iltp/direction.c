@@ -130,11 +130,9 @@ static wk_result raw_items(wk_iltp_reader *r, wk_in *in, wk_iltp_item *item, wk_
         /* item offsets count from the session start (identity) or from the raw phase start */
         e.offset += r->session_start;
         if (r->phase != WK_ILTP_READER_SESSION && e.code == WK_ERR_ILTP_ITEM_LEAD) {
-            e.code = r->after_end ? WK_ERR_ILTP_AFTER_END_MARK : WK_ERR_ILTP_PREFACE;
-            e.category = WK_CAT_PEER_PROTOCOL;
-            snprintf(e.msg, sizeof e.msg, "%s", r->after_end
-                     ? "bytes after the end mark do not begin a raw preface"
-                     : "the peer preface must come first");
+            wk_error_set(&e, r->after_end ? WK_ERR_ILTP_AFTER_END_MARK : WK_ERR_ILTP_PREFACE, e.offset, "%s",
+                         r->after_end ? "bytes after the end mark do not begin a raw preface"
+                                      : "the peer preface must come first");
         }
         return rfail(r, err, &e);
     }
@@ -267,6 +265,7 @@ struct wk_iltp_writer {
     wk_iltp_encoder *encs[3];
     bool session_open;   /* a session exists whose end mark has not been written */
     size_t pre_len, pre_pos;
+    wk_error failure;    /* W_FAILED: the first failure, reported again unchanged */
     uint8_t pre[WK_ILTP_PREFACE_MAX];
 };
 
@@ -292,32 +291,59 @@ void wk_iltp_writer_destroy(wk_iltp_writer *w)
     w->alloc.free(w->alloc.opaque, w);
 }
 
-static wk_result wfail(wk_iltp_writer *w, wk_error *err, wk_code code, const char *what)
+/* Misuse (a call out of order): refused, the writer unchanged. */
+static wk_result wmisuse(wk_error *err, wk_code code, const char *what)
 {
-    if (code != WK_ERR_STATE && code != WK_ERR_ARG) w->phase = W_FAILED;
     wk_error_set(err, code, WK_NO_OFFSET, "%s", what);
     return WK_ERROR;
+}
+
+/* The writer's encoder failed (e): the writer keeps that error and reports it again unchanged. */
+static wk_result wfailed(wk_iltp_writer *w, wk_error *err, const wk_error *e)
+{
+    w->phase = W_FAILED;
+    w->failure = *e;
+    if (err) *err = w->failure;
+    return WK_ERROR;
+}
+
+/* An encoder step of the writer's session; a failure fails the writer. */
+static wk_result wencode(wk_iltp_writer *w, wk_in *in, wk_out *out, wk_iltp_op op, wk_error *err)
+{
+    wk_error e;
+    wk_result r = wk_iltp_encoder_encode(w->stream, in, out, op, &e);
+    if (r == WK_ERROR) return wfailed(w, err, &e);
+    return r;
+}
+
+/* True (with *err = the failure) when the writer has failed. */
+static bool wis_failed(const wk_iltp_writer *w, wk_error *err)
+{
+    if (w->phase != W_FAILED) return false;
+    if (err) *err = w->failure;
+    return true;
 }
 
 wk_result wk_iltp_writer_begin_session(wk_iltp_writer *w, const uint8_t nonce[WK_ILTP_NONCE_LEN],
                                        const char *decode, const char *encode, wk_out *out,
                                        wk_error *err)
 {
-    if (w->phase == W_FAILED) return wfail(w, err, WK_ERR_STATE, "writer failed earlier");
+    if (wis_failed(w, err)) return WK_ERROR;
     if (w->phase != W_CLOSING && w->phase != W_PREFACE) {
-        /* first call: take the arguments */
-        size_t n = wk_iltp_preface_format(w->params.form == WK_ILTP_FORM_ANY ? WK_ILTP_FORM_0_13 : w->params.form,
-                                          nonce, decode, encode, w->pre, sizeof w->pre, err);
-        if (n == 0) {
-            if (err) err->category = WK_CAT_INTEGRATION;
+        /* first call: take the arguments; invalid ones are the caller's (WK_ERR_ARG) */
+        wk_error pe;
+        wk_out po = {w->pre, sizeof w->pre, 0}; /* WK_ILTP_PREFACE_MAX: every preface fits */
+        if (wk_iltp_preface_encode(w->params.form == WK_ILTP_FORM_ANY ? WK_ILTP_FORM_0_13 : w->params.form,
+                                   nonce, decode, encode, &po, &pe) != WK_DONE) {
+            wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "preface arguments: %s: %.150s", wk_error_name(pe.code), pe.msg);
             return WK_ERROR;
         }
-        w->pre_len = n;
+        w->pre_len = po.pos;
         w->pre_pos = 0;
         w->phase = (w->session_open && w->stream) ? W_CLOSING : W_PREFACE;
     }
     if (w->phase == W_CLOSING) {
-        wk_result r = wk_iltp_encoder_encode(w->stream, NULL, out, WK_ILTP_END, err);
+        wk_result r = wencode(w, NULL, out, WK_ILTP_END, err);
         if (r != WK_DONE) return r;
         w->session_open = false;
         w->phase = W_PREFACE;
@@ -336,6 +362,7 @@ wk_result wk_iltp_writer_begin_session(wk_iltp_writer *w, const uint8_t nonce[WK
 
 wk_code wk_iltp_writer_select(wk_iltp_writer *w, wk_iltp_encoding enc, wk_error *err)
 {
+    if (wis_failed(w, err)) return w->failure.code;
     if (w->phase != W_AWAIT_SELECT)
         return wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, "select follows begin_session");
     if (enc < WK_ILTP_IDENTITY || enc > WK_ILTP_ZSTD20C)
@@ -357,30 +384,27 @@ wk_code wk_iltp_writer_select(wk_iltp_writer *w, wk_iltp_encoding enc, wk_error 
 
 wk_result wk_iltp_writer_write(wk_iltp_writer *w, wk_in *batch, wk_out *out, wk_error *err)
 {
-    if (w->phase != W_SESSION) return wfail(w, err, WK_ERR_STATE, "no session to write items in");
-    wk_result r = wk_iltp_encoder_encode(w->stream, batch, out, WK_ILTP_FLUSH, err);
-    if (r == WK_ERROR) w->phase = W_FAILED;
-    return r;
+    if (wis_failed(w, err)) return WK_ERROR;
+    if (w->phase != W_SESSION) return wmisuse(err, WK_ERR_STATE, "no session to write items in");
+    return wencode(w, batch, out, WK_ILTP_FLUSH, err);
 }
 
 wk_result wk_iltp_writer_write_part(wk_iltp_writer *w, wk_in *in, wk_out *out, wk_error *err)
 {
-    if (w->phase != W_SESSION) return wfail(w, err, WK_ERR_STATE, "no session to write items in");
-    wk_result r = wk_iltp_encoder_encode(w->stream, in, out, WK_ILTP_CONTINUE, err);
-    if (r == WK_ERROR) w->phase = W_FAILED;
-    return r;
+    if (wis_failed(w, err)) return WK_ERROR;
+    if (w->phase != W_SESSION) return wmisuse(err, WK_ERR_STATE, "no session to write items in");
+    return wencode(w, in, out, WK_ILTP_CONTINUE, err);
 }
 
 wk_result wk_iltp_writer_end(wk_iltp_writer *w, wk_out *out, wk_error *err)
 {
     if (w->phase == W_ENDED) return WK_DONE;
-    if (w->phase != W_SESSION) return wfail(w, err, WK_ERR_STATE, "no session to end");
-    wk_result r = wk_iltp_encoder_encode(w->stream, NULL, out, WK_ILTP_END, err);
+    if (wis_failed(w, err)) return WK_ERROR;
+    if (w->phase != W_SESSION) return wmisuse(err, WK_ERR_STATE, "no session to end");
+    wk_result r = wencode(w, NULL, out, WK_ILTP_END, err);
     if (r == WK_DONE) {
         w->phase = W_ENDED;
         w->session_open = false;
-    } else if (r == WK_ERROR) {
-        w->phase = W_FAILED;
     }
     return r;
 }

@@ -44,8 +44,8 @@ size_t wk_iltp_blob_record_size(size_t len)
 wk_result wk_iltp_blob_encode(const uint8_t *data, size_t len, wk_out *out, wk_error *err)
 {
     if (len > WK_ILTP_BLOB_DATA_CAP) {
-        wk_error_set(err, WK_ERR_ILTP_BLOB_TOO_LARGE, WK_NO_OFFSET, "Blob data of %zu bytes is over 32 MiB", len);
-        if (err) err->category = WK_CAT_INTEGRATION;
+        wk_error_set(err, WK_ERR_ILTP_ENCODE, WK_NO_OFFSET, "%s: Blob data of %zu bytes is over 32 MiB",
+                     wk_error_name(WK_ERR_ILTP_BLOB_TOO_LARGE), len);
         return WK_ERROR;
     }
     size_t need = wk_iltp_blob_record_size(len);

@@ -134,17 +134,21 @@ wk_code wk_iltp_encoder_reset(wk_iltp_encoder *e, wk_error *err)
     e->phase = P_WRITE;
     e->batch_open = false;
     e->stage_pos = e->stage_len = 0;
+    wk_error_clear(&e->failure);
     wk_code c = WK_OK;
     if (e->enc == WK_ILTP_DEFLATE12C && e->backend == WK_ILTP_BACKEND_ISAL) {
-        c = wk_iltp_isal_encoder_reset(e, err);
+        c = wk_iltp_isal_encoder_reset(e, &e->failure);
     } else if (e->enc == WK_ILTP_DEFLATE12C) {
         if (deflateReset(&e->z) != Z_OK ||
             deflateSetDictionary(&e->z, wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN) != Z_OK)
-            c = wk_error_set(err, WK_ERR_BACKEND, WK_NO_OFFSET, "deflate reset failed");
+            c = wk_error_set(&e->failure, WK_ERR_BACKEND, WK_NO_OFFSET, "deflate reset failed");
     } else if (e->enc == WK_ILTP_ZSTD20C) {
-        c = wk_iltp_zstd_encoder_reset(e, err);
+        c = wk_iltp_zstd_encoder_reset(e, &e->failure);
     }
-    if (c != WK_OK) e->phase = P_FAILED;
+    if (c != WK_OK) {
+        e->phase = P_FAILED;
+        if (err) *err = e->failure;
+    }
     return c;
 }
 
@@ -234,8 +238,8 @@ wk_result wk_iltp_encoder_encode(wk_iltp_encoder *e, wk_in *in, wk_out *out, wk_
     static const uint8_t none[1];
     wk_in empty = {none, 0, 0};
     if (!in) in = &empty;
-    if (e->phase == P_FAILED) {
-        wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, "encoder failed earlier; reset it");
+    if (e->phase == P_FAILED) { /* the first failure, unchanged, until reset */
+        if (err) *err = e->failure;
         return WK_ERROR;
     }
     if (e->phase == P_ENDED && (in->pos != in->size || op != WK_ILTP_END)) {
@@ -246,13 +250,18 @@ wk_result wk_iltp_encoder_encode(wk_iltp_encoder *e, wk_in *in, wk_out *out, wk_
         wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "invalid op or buffer view");
         return WK_ERROR;
     }
+    wk_result r;
     switch (e->enc) {
     case WK_ILTP_DEFLATE12C:
-        if (e->backend == WK_ILTP_BACKEND_ISAL) return wk_iltp_isal_encode_step(e, out, in, op, err);
-        return deflate_step(e, out, in, op, err);
-    case WK_ILTP_ZSTD20C: return wk_iltp_zstd_encode_step(e, out, in, op, err);
+        if (e->backend == WK_ILTP_BACKEND_ISAL) r = wk_iltp_isal_encode_step(e, out, in, op, &e->failure);
+        else r = deflate_step(e, out, in, op, &e->failure);
+        break;
+    case WK_ILTP_ZSTD20C: r = wk_iltp_zstd_encode_step(e, out, in, op, &e->failure); break;
     default: return identity_step(e, out, in, op);
     }
+    /* a backend step's error always fails the encoder (P_FAILED): keep it for later calls */
+    if (r == WK_ERROR && err) *err = e->failure;
+    return r;
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ struct wk_iltp_encoder {
     uint8_t *level_buf;
     uint32_t level_buf_size;
     size_t stage_pos, stage_len;
+    wk_error failure;        /* phase P_FAILED: the first failure, reported again unchanged */
     uint8_t stage[WK_ILTP_STAGE_SIZE];
 };
 

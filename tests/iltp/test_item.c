@@ -437,15 +437,16 @@ static void test_encoder(void)
     memset(small, 0xAA, sizeof small);
     wk_out so = {small, sizeof small, 3};
     CHECK(wk_iltp_facts_encode(rows, 3, &so, &e) == WK_NEED_OUTPUT && so.pos == 3 && small[3] == 0xAA);
-    /* refusals are Integration errors */
+    /* refusals are Integration errors: WK_ERR_ILTP_ENCODE, the message naming the rule's code */
     const char *nfd[] = {"e\xCC\x81"};
     wk_iltp_fact r1 = {"Name", nfd, 1};
-    CHECK(wk_iltp_facts_size(&r1, 1, &e) == 0 && e.code == WK_ERR_ILTP_UTF8 && e.category == WK_CAT_INTEGRATION);
+    CHECK(wk_iltp_facts_size(&r1, 1, &e) == 0 && e.code == WK_ERR_ILTP_ENCODE && strstr(e.msg, "ILTP_ERR_UTF8") &&
+          e.category == WK_CAT_INTEGRATION && wk_code_category(e.code) == WK_CAT_INTEGRATION);
     const char *quote[] = {"it's"};
     wk_iltp_fact r2 = {"Name", quote, 1};
     CHECK(wk_iltp_facts_size(&r2, 1, &e) == 0 && e.category == WK_CAT_INTEGRATION);
     wk_iltp_fact r3 = {"9Name", NULL, 0};
-    CHECK(wk_iltp_facts_size(&r3, 1, &e) == 0 && e.code == WK_ERR_ILTP_FACT);
+    CHECK(wk_iltp_facts_size(&r3, 1, &e) == 0 && e.code == WK_ERR_ILTP_ENCODE && strstr(e.msg, "ILTP_ERR_FACT:"));
     char longc[1100];
     memset(longc, 'q', sizeof longc);
     longc[1019] = 0;
@@ -454,11 +455,12 @@ static void test_encoder(void)
     CHECK(wk_iltp_facts_size(&r4, 1, &e) == 1025 + 1); /* 1024 + LF + block LF */
     longc[1019] = 'q';
     longc[1020] = 0;
-    CHECK(wk_iltp_facts_size(&r4, 1, &e) == 0 && e.code == WK_ERR_ILTP_FACT_LINE_TOO_LONG && e.category == WK_CAT_INTEGRATION);
+    CHECK(wk_iltp_facts_size(&r4, 1, &e) == 0 && e.code == WK_ERR_ILTP_ENCODE && strstr(e.msg, "ILTP_ERR_FACT_LINE_TOO_LONG") &&
+          e.category == WK_CAT_INTEGRATION);
     /* Blob over 32 MiB */
     wk_out bo = {out, sizeof out, 0};
-    CHECK(wk_iltp_blob_encode(out, ((size_t)32 << 20) + 1, &bo, &e) == WK_ERROR && e.code == WK_ERR_ILTP_BLOB_TOO_LARGE &&
-          e.category == WK_CAT_INTEGRATION && bo.pos == 0);
+    CHECK(wk_iltp_blob_encode(out, ((size_t)32 << 20) + 1, &bo, &e) == WK_ERROR && e.code == WK_ERR_ILTP_ENCODE &&
+          strstr(e.msg, "ILTP_ERR_BLOB_TOO_LARGE") && e.category == WK_CAT_INTEGRATION && bo.pos == 0);
     CHECK(wk_iltp_blob_encode((const uint8_t *)"x", 1, &so, &e) == WK_NEED_OUTPUT && so.pos == 3);
 }
 
@@ -630,6 +632,45 @@ static void test_reader_rules(void)
     free(b.p);
 }
 
+/* A writer whose encoder failed keeps that failure: write, write_part, end, begin_session and
+ * select all report it again, every field unchanged, writing nothing. The failure is provoked with
+ * an output view the encoder refuses (position past its size: WK_ERR_ARG). */
+static void test_writer_failure_sticky(void)
+{
+    uint8_t nonce[32], tmp[4096];
+    size_t nl;
+    wk_error e;
+    wk_b64a_decode(N0, 43, nonce, 32, &nl, &e);
+    static const char items[] = "Foo('bar')\n\n";
+    for (int enc = 0; enc < 3; enc++) {
+        wk_iltp_stack_params sp = {WK_ILTP_FORM_1_0, 0, 0, NULL};
+        wk_iltp_writer *w = wk_iltp_writer_create(&sp, &e);
+        REQUIRE(w);
+        wk_out o = {tmp, sizeof tmp, 0};
+        CHECK(wk_iltp_writer_begin_session(w, nonce, NULL, NULL, &o, &e) == WK_DONE);
+        CHECK(wk_iltp_writer_select(w, (wk_iltp_encoding)enc, &e) == WK_OK);
+        wk_in in = {(const uint8_t *)items, sizeof items - 1, 0};
+        wk_out bad = {tmp, 10, 11};
+        CHECK(wk_iltp_writer_write(w, &in, &bad, &e) == WK_ERROR && e.code == WK_ERR_ARG);
+        wk_error first = e, later;
+        wk_in in2 = {(const uint8_t *)items, sizeof items - 1, 0};
+        wk_out o2 = {tmp, sizeof tmp, 0};
+        memset(&later, 0x5A, sizeof later);
+        CHECK(wk_iltp_writer_write(w, &in2, &o2, &later) == WK_ERROR && memcmp(&later, &first, sizeof first) == 0);
+        memset(&later, 0x5A, sizeof later);
+        CHECK(wk_iltp_writer_write_part(w, &in2, &o2, &later) == WK_ERROR && memcmp(&later, &first, sizeof first) == 0);
+        memset(&later, 0x5A, sizeof later);
+        CHECK(wk_iltp_writer_end(w, &o2, &later) == WK_ERROR && memcmp(&later, &first, sizeof first) == 0);
+        memset(&later, 0x5A, sizeof later);
+        CHECK(wk_iltp_writer_begin_session(w, nonce, NULL, NULL, &o2, &later) == WK_ERROR &&
+              memcmp(&later, &first, sizeof first) == 0);
+        memset(&later, 0x5A, sizeof later);
+        CHECK(wk_iltp_writer_select(w, WK_ILTP_IDENTITY, &later) == first.code && memcmp(&later, &first, sizeof first) == 0);
+        CHECK(in2.pos == 0 && o2.pos == 0);
+        wk_iltp_writer_destroy(w);
+    }
+}
+
 int main(void)
 {
     test_example_splits();
@@ -639,5 +680,6 @@ int main(void)
     test_encoder();
     test_stack();
     test_reader_rules();
+    test_writer_failure_sticky();
     return wk_test_summary("iltp_item");
 }

@@ -291,7 +291,9 @@ static void test_b64a(void)
         CHECK_MEM(back, nonce, 32);
         /* and it makes a valid 59-byte 1.0 preface */
         uint8_t pre[WK_ILTP_PREFACE_MAX];
-        size_t plen = wk_iltp_preface_format(WK_ILTP_FORM_1_0, nonce, NULL, NULL, pre, sizeof pre, &err);
+        wk_out po = {pre, sizeof pre, 0};
+        CHECK(wk_iltp_preface_encode(WK_ILTP_FORM_1_0, nonce, NULL, NULL, &po, &err) == WK_DONE);
+        size_t plen = po.pos;
         CHECK(plen == 59);
         wk_iltp_preface p;
         CHECK(wk_iltp_preface_parse(pre, plen, WK_ILTP_FORM_1_0, &p, &err) == WK_DONE);
