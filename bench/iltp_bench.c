@@ -164,10 +164,10 @@ static void iltp_corpus(uint8_t *dst, size_t target)
         unsigned blobs = (unsigned)(rnd() % 6);
         for (unsigned k = 0; k < blobs; k++) {
             size_t dlen = 64 + (size_t)(rnd() % 6000);
-            char head[40];
-            int hl = snprintf(head, sizeof head, "Data-Length: %zu\n\n", dlen);
+            char head[WK_ILTP_BLOB_CONTENT_HEAD_MAX];
+            size_t hl = wk_iltp_blob_content_head(dlen, head);
             sbuf c = {content, 0, 16384};
-            put(&c, head, (size_t)hl);
+            put(&c, head, hl);
             prose(&c, dlen);
             char h[44];
             hash_ref(h, c.p, c.n);

@@ -34,21 +34,9 @@ static uint64_t next_rand(void)
 /* A Blob record: glyph line with the hash of its content, then the content. */
 static void put_blob(buf *b, const uint8_t *data, size_t n)
 {
-    char head[64];
-    int hl = snprintf(head, sizeof head, "Data-Length: %zu\n\n", n);
-    wk_blake3_hasher h;
-    wk_blake3_init(&h);
-    wk_blake3_update(&h, head, (size_t)hl);
-    wk_blake3_update(&h, data, n);
-    uint8_t hash[32];
-    wk_blake3_finalize(&h, hash, 32);
-    char hb[44];
-    wk_b64a_encode(hash, 32, hb);
-    hb[43] = 0;
-    buf_str(b, "\xF0\x9F\x96\xA7: B.");
-    buf_str(b, hb);
-    buf_str(b, ".H3\n");
-    buf_put(b, head, (size_t)hl);
+    uint8_t hash[32], head[WK_ILTP_BLOB_HEAD_MAX];
+    wk_iltp_blob_hash(data, n, hash);
+    buf_put(b, head, wk_iltp_blob_head(hash, n, head));
     buf_put(b, data, n);
 }
 

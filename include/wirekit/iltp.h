@@ -442,6 +442,20 @@ size_t wk_iltp_facts_size(const wk_iltp_fact *rows, size_t n, wk_error *err);
 /* Writes the block into *out: WK_DONE, WK_NEED_OUTPUT with out untouched, or WK_ERROR. */
 wk_result wk_iltp_facts_encode(const wk_iltp_fact *rows, size_t n, wk_out *out, wk_error *err);
 
+/* A record reference "<type>.<B64A of the 32-byte hash>.H3": B (Blob), P, S, V (a By key). */
+#define WK_ILTP_REF_LEN 48
+/* Writes the reference of the given type and hash into out (WK_ILTP_REF_LEN bytes, no NUL). */
+void wk_iltp_ref_format(char type, const uint8_t hash[32], char out[WK_ILTP_REF_LEN]);
+/* True when p[0..n) is exactly a reference of the given type (canonical B64A): *hash gets it. */
+bool wk_iltp_ref_parse(const uint8_t *p, size_t n, char type, uint8_t hash[32]);
+
+/* A Blob's content begins with "Data-Length: N\n\n" (N canonical decimal), then the N data bytes;
+ * its hash is BLAKE3 of the whole content. */
+#define WK_ILTP_BLOB_CONTENT_HEAD_MAX 40
+/* Writes "Data-Length: <len>\n\n" into out (NUL-terminated, at most WK_ILTP_BLOB_CONTENT_HEAD_MAX
+ * bytes with the NUL) and returns its length without the NUL. */
+size_t wk_iltp_blob_content_head(uint64_t len, char out[WK_ILTP_BLOB_CONTENT_HEAD_MAX]);
+
 #define WK_ILTP_BLOB_HEAD_MAX 96
 /* BLAKE3 of a Blob's content for data[0..len). */
 void wk_iltp_blob_hash(const uint8_t *data, size_t len, uint8_t hash[32]);

@@ -96,10 +96,10 @@ static bool name_to_hash(const char *name, uint8_t hash[32])
 /* Starts the H3 Blob hash of a len-byte Blob: its content begins "Data-Length: N\n\n". */
 static void blob_hash_begin(wk_blake3_hasher *h, uint64_t len)
 {
-    char head[40];
-    int hl = snprintf(head, sizeof head, "Data-Length: %llu\n\n", (unsigned long long)len);
+    char head[WK_ILTP_BLOB_CONTENT_HEAD_MAX];
+    size_t hl = wk_iltp_blob_content_head(len, head);
     wk_blake3_init(h);
-    wk_blake3_update(h, head, (size_t)hl);
+    wk_blake3_update(h, head, hl);
 }
 
 static bool write_all(int fd, const uint8_t *p, size_t n, int *e)

@@ -219,18 +219,15 @@ static size_t upto_lf(const wk_in *in, bool *lf)
     return q ? (size_t)(q - p) + 1 : avail;
 }
 
-static int b64a_hash(const uint8_t *text, uint8_t out[32])
-{
-    size_t n;
-    return wk_b64a_decode((const char *)text, 43, out, 32, &n, NULL) == WK_OK ? 0 : -1;
-}
-
-/* `X.<43 B64A>.H3` at p (48 bytes); returns 0 and the hash, or -1. */
-static int parse_ref(const uint8_t *p, size_t n, char type, uint8_t hash[32])
-{
-    if (n != 48 || p[0] != (uint8_t)type || p[1] != '.' || memcmp(p + 45, ".H3", 3) != 0) return -1;
-    return b64a_hash(p + 2, hash);
-}
+/* Where error offsets point inside a glyph line "🖧: X.<hash>.H3\n": the type letter, and the
+ * hash counted back from the end of the line. */
+#define GLYPH_TYPE_AT WK_ILTP_RECORD_LEAD_LEN
+#define GLYPH_HASH_FROM_END (WK_ILTP_NONCE_TEXT_LEN + sizeof ".H3\n" - 1)
+_Static_assert(GLYPH_HASH_FROM_END == 47, "the glyph hash starts 47 bytes before the line's end");
+/* "Data-Length: " before the decimal */
+#define DLEN_PREFIX "Data-Length: "
+#define DLEN_PREFIX_LEN (sizeof DLEN_PREFIX - 1)
+_Static_assert(DLEN_PREFIX_LEN == 13, "Data-Length: is 13 bytes");
 
 /* A header value: UTF-8 without C0 controls or DEL. */
 static bool value_ok(const uint8_t *p, size_t n)
@@ -336,14 +333,14 @@ static wk_result record_line(wk_iltp_item_decoder *d, wk_error *err)
             return fail(d, err, WK_ERR_ILTP_RECORD, at, "expected the record glyph line");
         char t = n > WK_ILTP_RECORD_LEAD_LEN ? (char)l[WK_ILTP_RECORD_LEAD_LEN] : 0;
         if (t != 'B' && t != 'P' && t != 'S')
-            return fail(d, err, WK_ERR_ILTP_RECORD, at + 6, "record type must be B, P or S");
+            return fail(d, err, WK_ERR_ILTP_RECORD, at + GLYPH_TYPE_AT, "record type must be B, P or S");
         if (d->expect && t != d->expect) {
-            return fail(d, err, WK_ERR_ILTP_RECORD, at + 6, d->expect == 'P' ? "a Seal must contain a Plex" :
+            return fail(d, err, WK_ERR_ILTP_RECORD, at + GLYPH_TYPE_AT, d->expect == 'P' ? "a Seal must contain a Plex" :
                         d->expect == 'B' ? (d->operand ? "an operand must be a Blob" : "a Plex must contain a Blob")
                                          : "unexpected record type");
         }
-        if (parse_ref(l + 6, n - 6, t, d->hash[d->levels]) != 0)
-            return fail(d, err, WK_ERR_ILTP_RECORD, at + 6, "glyph line is not X.<B64A hash>.H3");
+        if (!wk_iltp_ref_parse(l + GLYPH_TYPE_AT, n - GLYPH_TYPE_AT, t, d->hash[d->levels]))
+            return fail(d, err, WK_ERR_ILTP_RECORD, at + GLYPH_TYPE_AT, "glyph line is not X.<B64A hash>.H3");
         d->glyph_end[d->levels] = d->len;
         if (d->levels == 0) d->outer = t;
         d->levels++;
@@ -353,7 +350,7 @@ static wk_result record_line(wk_iltp_item_decoder *d, wk_error *err)
         break;
     }
     case RS_BY:
-        if (n < 4 || memcmp(l, "By: ", 4) != 0 || parse_ref(l + 4, n - 4, 'V', d->by) != 0)
+        if (n < 4 || memcmp(l, "By: ", 4) != 0 || !wk_iltp_ref_parse(l + 4, n - 4, 'V', d->by))
             return fail(d, err, WK_ERR_ILTP_RECORD, at, "expected 'By: V.<hash>.H3'");
         d->rstage = RS_MARK;
         break;
@@ -366,18 +363,19 @@ static wk_result record_line(wk_iltp_item_decoder *d, wk_error *err)
         break;
     case RS_DLEN: {
         uint64_t v;
-        if (n < 14 || memcmp(l, "Data-Length: ", 13) != 0 || !canonical_decimal(l + 13, n - 13, &v))
+        if (n <= DLEN_PREFIX_LEN || memcmp(l, DLEN_PREFIX, DLEN_PREFIX_LEN) != 0 ||
+            !canonical_decimal(l + DLEN_PREFIX_LEN, n - DLEN_PREFIX_LEN, &v))
             return fail(d, err, WK_ERR_ILTP_RECORD, at, "expected 'Data-Length: <canonical decimal>'");
         if (v > WK_ILTP_BLOB_DATA_CAP)
-            return fail(d, err, WK_ERR_ILTP_BLOB_TOO_LARGE, at + 13, "Blob data over 32 MiB");
+            return fail(d, err, WK_ERR_ILTP_BLOB_TOO_LARGE, at + DLEN_PREFIX_LEN, "Blob data over 32 MiB");
         /* the whole item is known now: glyph lines, fields, this line, the blank line, data */
         uint64_t total = (uint64_t)d->len + 1 + v;
         if (d->operand && total > WK_ILTP_OPERAND_CAP)
-            return fail(d, err, WK_ERR_ILTP_OPERAND_TOO_LARGE, at + 13, "operand Blob over 1 MiB");
+            return fail(d, err, WK_ERR_ILTP_OPERAND_TOO_LARGE, at + DLEN_PREFIX_LEN, "operand Blob over 1 MiB");
         if (total > d->max_item)
-            return fail(d, err, WK_ERR_ILTP_ITEM_TOO_LARGE, at + 13, "item over the item cap");
+            return fail(d, err, WK_ERR_ILTP_ITEM_TOO_LARGE, at + DLEN_PREFIX_LEN, "item over the item cap");
         if (!may_stream(d) && total > d->limit)
-            return fail(d, err, WK_ERR_ILTP_BUDGET, at + 13, "received-control budget exceeded");
+            return fail(d, err, WK_ERR_ILTP_BUDGET, at + DLEN_PREFIX_LEN, "received-control budget exceeded");
         d->data_len = v;
         wk_blake3_update(&d->h, l, n + 1);
         d->rstage = RS_BLANK;
@@ -393,7 +391,7 @@ static wk_result record_line(wk_iltp_item_decoder *d, wk_error *err)
             memcpy(d->ev.hash, d->hash[0], 32);
             d->ev.length = d->data_len;
             d->ev.offset = d->offset;
-            d->hash_err_off = d->offset + d->glyph_end[0] - 47;
+            d->hash_err_off = d->offset + d->glyph_end[0] - GLYPH_HASH_FROM_END;
             d->offset += d->len;
             d->len = 0;
             d->scan = 0;
@@ -448,7 +446,7 @@ static wk_result blob_done(wk_iltp_item_decoder *d, wk_iltp_item *item, wk_error
     uint8_t h[32];
     wk_blake3_finalize(&d->h, h, 32);
     if (memcmp(h, d->hash[d->levels - 1], 32) != 0)
-        return fail(d, err, WK_ERR_ILTP_RECORD_HASH, d->glyph_end[d->levels - 1] - 47, "Blob glyph hash does not match BLAKE3 of its content");
+        return fail(d, err, WK_ERR_ILTP_RECORD_HASH, d->glyph_end[d->levels - 1] - GLYPH_HASH_FROM_END, "Blob glyph hash does not match BLAKE3 of its content");
     return emit(d, WK_ILTP_ITEM_RECORD, item);
 }
 

@@ -293,22 +293,16 @@ static wk_code queue_ctl(wk_iltp_session *s, const void *bytes, size_t len, wk_e
     return WK_OK;
 }
 
-/* 'B.<43>.H3' (48 bytes) */
-static void ref_text(const uint8_t h[32], char out[48])
-{
-    out[0] = 'B';
-    out[1] = '.';
-    wk_b64a_encode(h, 32, out + 2);
-    memcpy(out + 45, ".H3", 3);
-}
+/* 'B.<43>.H3' (WK_ILTP_REF_LEN bytes) */
+static void ref_text(const uint8_t h[32], char out[WK_ILTP_REF_LEN]) { wk_iltp_ref_format('B', h, out); }
 
 /* 'B.<43>.H3' -> hash */
-static bool parse_ref(const uint8_t *a, size_t n, uint8_t h[32])
-{
-    size_t got;
-    return n == 48 && a[0] == 'B' && a[1] == '.' && memcmp(a + 45, ".H3", 3) == 0 &&
-           wk_b64a_decode((const char *)a + 2, 43, h, 32, &got, NULL) == WK_OK;
-}
+static bool parse_ref(const uint8_t *a, size_t n, uint8_t h[32]) { return wk_iltp_ref_parse(a, n, 'B', h); }
+
+/* The round's fence: the one-row block RoundComplete(). */
+#define FENCE "RoundComplete()\n\n"
+#define FENCE_LEN (sizeof FENCE - 1)
+_Static_assert(FENCE_LEN == 17, "RoundComplete()\\n\\n is 17 bytes");
 
 /* ------------------------------------------------------------------------------------------- */
 static void phase_start(wk_iltp_session *s, wk_iltp_session_state st)
@@ -491,7 +485,7 @@ static wk_result settle(wk_iltp_session *s, wk_error *err)
     if (s->state != WK_ILTP_SESSION_ROUND) return WK_DONE;
     if (!s->fence_sent && s->peer_req && s->req_sent && s->missing_store == 0) {
         wk_error e;
-        if (queue_ctl(s, "RoundComplete()\n\n", 17, &e) != WK_OK) return sfail(s, err, &e);
+        if (queue_ctl(s, FENCE, FENCE_LEN, &e) != WK_OK) return sfail(s, err, &e);
         s->fence_sent = true;
         trace(s, true, "facts 1 fence");
     }
@@ -513,7 +507,7 @@ static wk_result settle(wk_iltp_session *s, wk_error *err)
 
 static bool is_fence(const wk_iltp_item *it)
 {
-    return it->kind == WK_ILTP_ITEM_FACTS && it->len == 17 && memcmp(it->bytes, "RoundComplete()\n\n", 17) == 0;
+    return it->kind == WK_ILTP_ITEM_FACTS && it->len == FENCE_LEN && memcmp(it->bytes, FENCE, FENCE_LEN) == 0;
 }
 
 /* Why a record cannot be here (the state's expected input). NULL: it can (a response). */
