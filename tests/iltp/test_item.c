@@ -1,6 +1,7 @@
 /* Lace-060 items: dispatch, caps, fact blocks, H3 records, truncation, the encoder, and the
  * reader/writer stack under every encoding; split at every byte and many items per push. */
 #include "wk_test.h"
+#include "contract/wk_contract_iltp.h"
 #include <wirekit/iltp.h>
 #pragma GCC diagnostic ignored "-Wformat-nonliteral" /* table-driven record cases */
 
@@ -174,6 +175,21 @@ static void test_example_splits(void)
         wk_iltp_item_decoder_destroy(d);
     }
     CHECK(trunc_ok == (int)b.n);
+    /* on the contract harness, Blob records collected whole and streamed */
+    for (int streamed = 0; streamed < 2; streamed++) {
+        wk_contract_iltp m;
+        wk_contract_iltp_setup(&m, WK_ILTP_IDENTITY, WK_ILTP_BACKEND_DEFAULT, streamed);
+        char why[320];
+        wk_contract_outcome oc;
+        CHECKF(wk_contract_check(&wk_contract_iltp_items_ops, &m, NULL, b.p, b.n, WK_CONTRACT_ALL, &oc, why, sizeof why),
+               "streamed %d: %s", streamed, why);
+        CHECK(oc.verdict == WK_DONE && oc.consumed == b.n);
+        CHECKF(wk_contract_check(&wk_contract_iltp_items_ops, &m, NULL, b.p, b.n - 1,
+                                 WK_CONTRACT_WHOLE | WK_CONTRACT_BYTES | WK_CONTRACT_SPLITS, &oc, why, sizeof why),
+               "streamed %d, truncated: %s", streamed, why);
+        CHECK(oc.verdict == WK_ERROR && oc.error.code == WK_ERR_ILTP_TRUNCATED);
+        wk_contract_iltp_release(&m);
+    }
     free(cuts);
     free(b.p);
 }
@@ -509,6 +525,20 @@ static void test_stack(void)
         wk_iltp_writer_destroy(w);
         if (enc == WK_ILTP_ZSTD20C) CHECK(memcmp(wire.p + wire.n - 3, "\x01\x00\x00", 3) == 0);
         if (enc == WK_ILTP_DEFLATE12C) CHECK(memcmp(wire.p + wire.n - 2, "\x03\x00", 2) == 0);
+        /* the reader on the contract harness: two sessions, prefaces, end marks; Blobs streamed
+         * under zstd20c */
+        {
+            wk_contract_iltp m;
+            wk_contract_iltp_setup(&m, (wk_iltp_encoding)enc, WK_ILTP_BACKEND_DEFAULT, enc == WK_ILTP_ZSTD20C);
+            m.form = WK_ILTP_FORM_1_0;
+            char why[320];
+            wk_contract_outcome oc;
+            CHECKF(wk_contract_check(&wk_contract_iltp_reader_ops, &m, NULL, wire.p, wire.n,
+                                     WK_CONTRACT_WHOLE | WK_CONTRACT_BYTES | WK_CONTRACT_SPLITS | WK_CONTRACT_CHUNKS, &oc,
+                                     why, sizeof why), "enc %d: %s", enc, why);
+            CHECK(oc.verdict == WK_DONE && oc.consumed == wire.n);
+            wk_contract_iltp_release(&m);
+        }
 
         for (size_t chunk = 1; chunk <= wire.n; chunk = chunk == 1 ? 13 : wire.n + 1) {
             wk_iltp_reader *rd = wk_iltp_reader_create(&sp, &e);
