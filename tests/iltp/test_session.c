@@ -9,6 +9,7 @@
  * session's allocator (none). */
 #include "wk_test.h"
 #include "wk_alloc_wrap.h"
+#include "contract/wk_contract_alloc.h"
 #include <wirekit/iltp.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -930,6 +931,46 @@ static void test_allocator(void)
     CHECK(nomem > 3 && clean > 0);
 }
 
+/* The session pair under the failing allocator (tests/contract/wk_contract_alloc.h): both sides
+ * allocate through it; a session of each encoding way (zstd20c one way, deflate12c the other), one
+ * Blob each, to fixed point. Every allocation call refused in turn, alone and sticky, must end the
+ * scenario with WK_ERR_NOMEM (or clean) and nothing allocated. */
+static wk_code sc_pair(void *ctx, const wk_allocator *a, wk_error *err)
+{
+    (void)ctx;
+    end f[2];
+    memset(f, 0, sizeof f);
+    fill(&f[0].store, 0, 1, 2000);
+    fill(&f[1].store, 1, 1, 2000);
+    static const char *enc[2] = {"zstd20c", "deflate12c"};
+    wk_code rc = WK_OK;
+    for (int i = 0; i < 2 && rc == WK_OK; i++) {
+        wk_iltp_session_params p;
+        params(&p, i, WK_ILTP_FORM_0_13, "deflate12c,zstd20c", enc[i], &f[i].store);
+        p.allocator = a;
+        f[i].s = wk_iltp_session_create(&p, 0, &f[i].err);
+        if (!f[i].s) rc = f[i].err.code, *err = f[i].err;
+    }
+    bool failed = false;
+    for (int step = 0; rc == WK_OK && step < 5000 && !failed && !both_quiet_at_fixed_point(f); step++)
+        failed = !exchange(f);
+    if (rc == WK_OK && failed) {
+        /* the side that was refused memory; the other may then see the peer go wrong */
+        int k = f[0].failed && f[0].err.code == WK_ERR_NOMEM ? 0 : f[1].failed && f[1].err.code == WK_ERR_NOMEM ? 1
+                : f[0].failed ? 0 : 1;
+        rc = f[k].err.code;
+        *err = f[k].err;
+    }
+    if (rc == WK_OK && !same(&f[0].store, &f[1].store)) rc = wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, "stores differ");
+    cleanup(f);
+    return rc;
+}
+
+static void test_allocator_sweep(void)
+{
+    CHECK(wk_contract_alloc_sweep("iltp session pair", sc_pair, NULL) == 0);
+}
+
 /* A side1 session of form 1.0 over store m with allocator t. */
 static wk_iltp_session *counted_side1(mstore *m, tal *t, wk_error *e)
 {
@@ -1061,6 +1102,7 @@ int main(void)
     test_large_and_many();
     test_pieces_and_late_stores();
     test_allocator();
+    test_allocator_sweep();
     test_budget_as_bytes_arrive();
     test_round_storm();
     test_quiesce();
