@@ -408,7 +408,7 @@ wk_code wk_iltp_address_size(const wk_iltp_address *a, size_t *size, wk_error *e
 wk_result wk_iltp_address_encode(const wk_iltp_address *a, wk_out *out, wk_error *err)
 {
     char buf[ADDRESS_TEXT_MAX];
-    size_t n;
+    size_t n = 0;
     if (address_build(a, buf, &n, err) != WK_OK) return WK_ERROR;
     if (out->size - out->pos < n) return WK_NEED_OUTPUT;
     memcpy(out->dst + out->pos, buf, n);

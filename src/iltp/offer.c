@@ -114,7 +114,7 @@ wk_code wk_iltp_offer_size(const wk_iltp_encoding *encs, size_t n, size_t *size,
 wk_result wk_iltp_offer_encode(const wk_iltp_encoding *encs, size_t n, wk_out *out, wk_error *err)
 {
     char buf[OFFER_TEXT_MAX];
-    size_t len;
+    size_t len = 0;
     if (offer_build(encs, n, buf, &len, err) != WK_OK) return WK_ERROR;
     if (out->size - out->pos < len) return WK_NEED_OUTPUT;
     if (len) memcpy(out->dst + out->pos, buf, len);

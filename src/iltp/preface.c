@@ -224,7 +224,7 @@ wk_result wk_iltp_preface_encode(wk_iltp_form form, const uint8_t nonce[WK_ILTP_
                                  const char *encode, wk_out *out, wk_error *err)
 {
     uint8_t buf[WK_ILTP_PREFACE_MAX + 64];
-    size_t n;
+    size_t n = 0;
     if (preface_build(form, nonce, decode, encode, buf, &n, err) != WK_OK) return WK_ERROR;
     if (out->size - out->pos < n) return WK_NEED_OUTPUT;
     memcpy(out->dst + out->pos, buf, n);
