@@ -39,20 +39,28 @@ static bool list_item(wk_contract *c, wk_contract_iltp *m, const wk_iltp_item *i
     return true;
 }
 
+/* Drives the item decoder or the reader (ops) over p[0..n) in pushes of chunk, listing its items. */
+static wk_contract_outcome drive_listed(const wk_contract_ops *ops, wk_iltp_encoding enc, wk_iltp_form form,
+                                        size_t cap, lister *l, const uint8_t *p, size_t n, size_t chunk)
+{
+    wk_contract_iltp m;
+    wk_contract_iltp_setup(&m, enc, WK_ILTP_BACKEND_DEFAULT, false);
+    m.form = form;
+    m.max_item = cap;
+    m.on_item = list_item;
+    m.user = l;
+    wk_contract_outcome oc = fuzz_drive(ops, &m, NULL, p, n, chunk, 0);
+    wk_contract_iltp_release(&m);
+    return oc;
+}
+
 /* Raw item decoding of p[0..n) in pushes of chunk; fills items, returns the count, *fail the step's
  * error (WK_OK if none) and *fin the finish verdict (WK_OK or ILTP_ERR_TRUNCATED). */
 static size_t raw_items(const uint8_t *p, size_t n, size_t chunk, size_t cap, wk_iltp_form form, rec *items,
                         wk_code *fail, wk_code *fin)
 {
-    wk_contract_iltp m;
-    wk_contract_iltp_setup(&m, WK_ILTP_IDENTITY, WK_ILTP_BACKEND_DEFAULT, false);
-    m.form = form;
-    m.max_item = cap;
     lister l = {items, 0};
-    m.on_item = list_item;
-    m.user = &l;
-    wk_contract_outcome oc = fuzz_drive(&wk_contract_iltp_items_ops, &m, NULL, p, n, chunk, 0);
-    wk_contract_iltp_release(&m);
+    wk_contract_outcome oc = drive_listed(&wk_contract_iltp_items_ops, WK_ILTP_IDENTITY, form, cap, &l, p, n, chunk);
     *fail = *fin = WK_OK;
     if (oc.verdict == WK_ERROR) {
         CHECK(oc.error.code != WK_ERR_NOMEM || cap > 0);
@@ -97,15 +105,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wn = o.pos;
     wk_iltp_writer_destroy(w);
 
-    wk_contract_iltp mr;
-    wk_contract_iltp_setup(&mr, enc, WK_ILTP_BACKEND_DEFAULT, false);
-    mr.form = WK_ILTP_FORM_1_0;
-    mr.max_item = cap;
     lister lb = {b, 0};
-    mr.on_item = list_item;
-    mr.user = &lb;
-    wk_contract_outcome rr = fuzz_drive(&wk_contract_iltp_reader_ops, &mr, NULL, wire, wn, chunk, 0);
-    wk_contract_iltp_release(&mr);
+    wk_contract_outcome rr = drive_listed(&wk_contract_iltp_reader_ops, enc, WK_ILTP_FORM_1_0, cap, &lb, wire, wn, chunk);
     CHECK(lb.n >= 1 && b[0].kind == WK_ILTP_ITEM_PREFACE); /* our preface first */
     size_t k = lb.n - 1;                                   /* the items after it */
     for (size_t i = 0; i < k && i < na && i + 1 < MAX_ITEMS; i++)

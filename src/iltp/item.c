@@ -421,6 +421,7 @@ static wk_result record_prefix_check(wk_iltp_item_decoder *d, wk_error *err)
     static const char glyph[] = WK_ILTP_RECORD_LEAD;
     const uint8_t *l = d->buf + d->scan;
     size_t n = d->len - d->scan;
+    if (n && d->buf[d->len - 1] == '\n') n--; /* a complete line: its content */
     const char *fixed = NULL;
     switch (d->rstage) {
     case RS_GLYPH: fixed = glyph; break;
@@ -583,6 +584,9 @@ wk_result wk_iltp_item_decoder_step(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_
                 if (v.code != WK_OK) return fail(d, err, v.code, v.pos, v.what);
                 return WK_NEED_INPUT;
             }
+            /* the line's fixed prefix is judged byte by byte as while it arrives, so the verdict
+             * and offset do not depend on where the pushes end */
+            if (record_prefix_check(d, err) == WK_ERROR) return WK_ERROR;
             wk_result rl = record_line(d, err);
             if (rl != WK_DONE) return rl; /* WK_ERROR, or WK_EVENT: a streamed Blob begins */
             if (d->state == I_DATA && d->data_left == 0) return blob_done(d, item, err);
