@@ -193,7 +193,10 @@ wk_code wk_iltp_encoder_reset(wk_iltp_encoder *e, wk_error *err);
  *   FLUSH, END: returns WK_DONE once all of in is consumed and the flush (and end mark) are
  *               completely in out; WK_NEED_OUTPUT otherwise: call again with the same op.
  * Output may appear before a batch ends; memory does not grow with the batch. After END only
- * reset is valid. identity copies bytes through and writes no flush or end mark. */
+ * reset is valid. identity copies bytes through and writes no flush or end mark. in and out are
+ * borrowed for the call (in may be NULL: no bytes). A backend failure is kept: every later call
+ * reports it again unchanged (every field of *err), consuming and writing nothing, until reset;
+ * misuse (a bad op or view, bytes after END) is WK_ERR_ARG / WK_ERR_STATE and changes nothing. */
 wk_result wk_iltp_encoder_encode(wk_iltp_encoder *e, wk_in *in, wk_out *out, wk_iltp_op op, wk_error *err);
 /* The encoding it writes. */
 wk_iltp_encoding wk_iltp_encoder_encoding(const wk_iltp_encoder *e);
@@ -351,9 +354,12 @@ typedef struct wk_iltp_item_decoder_params {
     const wk_allocator *allocator; /* NULL: malloc/free */
 } wk_iltp_item_decoder_params;
 
-/* Creates an item decoder. Its buffer grows with the current item, never past the item cap. */
+/* Creates an item decoder (params read during the call; NULL: defaults; memory from
+ * params->allocator). Its buffer grows with the current item, never past the item cap. NULL with
+ * *err (WK_ERR_NOMEM). */
 wk_iltp_item_decoder *wk_iltp_item_decoder_create(const wk_iltp_item_decoder_params *params,
                                                   wk_error *err);
+/* Frees the decoder (NULL is fine). */
 void wk_iltp_item_decoder_destroy(wk_iltp_item_decoder *d);
 /* Back to an item boundary at offset 0 with no retained bytes (a fresh logical session). */
 void wk_iltp_item_decoder_reset(wk_iltp_item_decoder *d);
@@ -497,7 +503,11 @@ typedef enum wk_iltp_reader_phase {
     WK_ILTP_READER_FAILED
 } wk_iltp_reader_phase;
 
+/* Creates a reader (params read during the call; NULL: defaults). Memory comes from
+ * params->allocator (the reader, its item and stream decoders, its decoded buffer). NULL with *err
+ * (WK_ERR_NOMEM). */
 wk_iltp_reader *wk_iltp_reader_create(const wk_iltp_stack_params *params, wk_error *err);
+/* Frees the reader and its decoders (NULL is fine). */
 void wk_iltp_reader_destroy(wk_iltp_reader *r);
 /* One step over carrier bytes (out must be NULL: WK_ERR_ARG otherwise). Returns WK_EVENT with
  * an item (wk_iltp_reader_item; owned by the reader until the next call) or a streamed Blob event
@@ -541,7 +551,10 @@ void wk_iltp_reader_limit(wk_iltp_reader *r, uint64_t limit);
 
 typedef struct wk_iltp_writer wk_iltp_writer;
 
+/* Creates a writer (params read during the call; NULL: defaults). Memory comes from
+ * params->allocator (the writer and its encoders). NULL with *err (WK_ERR_NOMEM). */
 wk_iltp_writer *wk_iltp_writer_create(const wk_iltp_stack_params *params, wk_error *err);
+/* Frees the writer and its encoders (NULL is fine). */
 void wk_iltp_writer_destroy(wk_iltp_writer *w);
 /* begin_session: ends the open session (its end mark, when compressed and not yet written) and
  * writes the raw preface for the fresh logical session. Returns WK_DONE once every byte is in
@@ -554,7 +567,9 @@ wk_result wk_iltp_writer_begin_session(wk_iltp_writer *w, const uint8_t nonce[WK
  * a fresh encoder. */
 wk_code wk_iltp_writer_select(wk_iltp_writer *w, wk_iltp_encoding enc, wk_error *err);
 /* Writes one accepted batch of complete items, ending with the encoding's flush. WK_DONE when
- * the batch is consumed and flushed into out, WK_NEED_OUTPUT otherwise (call again). */
+ * the batch is consumed and flushed into out, WK_NEED_OUTPUT otherwise (call again). batch and out
+ * are borrowed for the call. When the encoder fails the writer keeps that error: write,
+ * write_part, end, begin_session and select report it again unchanged (every field). */
 wk_result wk_iltp_writer_write(wk_iltp_writer *w, wk_in *batch, wk_out *out, wk_error *err);
 /* Writes part of a batch without ending it: consumes in as out allows (WK_NEED_INPUT once in is
  * consumed, WK_NEED_OUTPUT when out is full). The batch ends (with its flush) at the next
@@ -775,6 +790,7 @@ typedef struct wk_iltp_session wk_iltp_session;
 /* Creates a session; the local preface is queued at once. Memory comes from p->allocator (the
  * session's own, its codecs' and its queues'). Returns NULL with *err. */
 wk_iltp_session *wk_iltp_session_create(const wk_iltp_session_params *p, uint64_t now_ms, wk_error *err);
+/* Frees the session, its codecs and queues (NULL is fine). */
 void wk_iltp_session_destroy(wk_iltp_session *s);
 /* Carrier bytes received (out: NULL). Consumes in as far as it can:
  *   WK_NEED_INPUT   in is consumed
