@@ -3,7 +3,7 @@
  * For each corpus (ILTP-like text, random bytes), coder (identity, deflate12c with zlib,
  * deflate12c with ISA-L, zstd20c) and batch size (256 B, 4 KiB, 64 KiB, 1 MiB) it times, in the
  * same run:
- *   encode  wirekit: wk_iltp_encode, one FLUSH per batch, END at the end
+ *   encode  wirekit: wk_iltp_encoder_encode, one FLUSH per batch, END at the end
  *           direct:  deflate12c/zlib: deflateInit2(level, -12, memLevel 8) + deflateSetDictionary,
  *                    deflate(Z_SYNC_FLUSH) per batch, deflate(Z_FINISH);
  *                    deflate12c/ISA-L: isal_deflate with the igzip level, level buffer and
@@ -13,7 +13,7 @@
  *                    (wk_iltp_zstd_cctx_setup, the library's own definition),
  *                    ZSTD_CCtx_refPrefix_advanced(raw content), ZSTD_e_flush per batch, ZSTD_e_end;
  *                    identity: memcpy
- *   decode  wirekit: wk_iltp_decode of the encoded stream
+ *   decode  wirekit: wk_iltp_decoder_decode of the encoded stream
  *           direct:  inflateInit2(-12) + inflateSetDictionary + inflate; isal_inflate +
  *                    isal_inflate_set_dict; ZSTD_decompressStream with the same prefix; memcpy
  * Then, for deflate12c, ISA-L against zlib in the same run (the targets of issue 17): the wirekit
@@ -164,10 +164,10 @@ static void iltp_corpus(uint8_t *dst, size_t target)
         unsigned blobs = (unsigned)(rnd() % 6);
         for (unsigned k = 0; k < blobs; k++) {
             size_t dlen = 64 + (size_t)(rnd() % 6000);
-            char head[40];
-            int hl = snprintf(head, sizeof head, "Data-Length: %zu\n\n", dlen);
+            char head[WK_ILTP_BLOB_CONTENT_HEAD_MAX];
+            size_t hl = wk_iltp_blob_content_head(dlen, head);
             sbuf c = {content, 0, 16384};
-            put(&c, head, (size_t)hl);
+            put(&c, head, hl);
             prose(&c, dlen);
             char h[44];
             hash_ref(h, c.p, c.n);
@@ -285,8 +285,8 @@ static void run_open(run *r, coder c, int dlevel, int zlevel)
 
 static void run_close(run *r)
 {
-    wk_iltp_encoder_free(r->we);
-    wk_iltp_decoder_free(r->wd);
+    wk_iltp_encoder_destroy(r->we);
+    wk_iltp_decoder_destroy(r->wd);
     if (r->c.enc == WK_ILTP_DEFLATE12C && r->c.be == WK_ILTP_BACKEND_ZLIB) {
         deflateEnd(&r->zc);
         inflateEnd(&r->zd);
@@ -317,7 +317,7 @@ static size_t wk_encode(run *r, uint8_t *dst)
         do {
             if (pos == r->wire_cap) die("encoded stream too large");
             wk_out out = {dst + pos, min_sz(VIEW, r->wire_cap - pos), 0};
-            res = wk_iltp_encode(r->we, &out, &in, op, &err);
+            res = wk_iltp_encoder_encode(r->we, &in, &out, op, &err);
             pos += out.pos;
         } while (res == WK_NEED_OUTPUT);
         if (res != WK_DONE) die(err.msg);
@@ -429,14 +429,14 @@ static size_t wk_decode(run *r)
         do {
             if (opos == r->out_cap) die("decoded output too large");
             wk_out out = {r->out + opos, min_sz(VIEW, r->out_cap - opos), 0};
-            res = wk_iltp_decode(r->wd, &out, &in, &err);
+            res = wk_iltp_decoder_decode(r->wd, &in, &out, &err);
             opos += out.pos;
         } while (res == WK_NEED_OUTPUT);
         if (res == WK_ERROR) die(err.msg);
         ipos += in.pos;
         if (res == WK_DONE) break;
     }
-    if (wk_iltp_decoder_finish(r->wd, NULL, &err) != WK_OK) die(err.msg);
+    if (wk_iltp_decoder_finish(r->wd, NULL, &err) != WK_DONE) die(err.msg);
     return opos;
 }
 

@@ -107,10 +107,11 @@ static size_t decode_raw(const buf *s, bool streamed)
     for (size_t pos = 0; pos < s->n;) {
         size_t lim = pos + 65536 < s->n ? pos + 65536 : s->n;
         wk_in in = {s->p, lim, pos};
-        wk_iltp_item it;
         wk_result r;
-        while ((r = wk_iltp_item_decode(d, &in, &it, &e)) == WK_DONE || r == WK_EVENT)
-            if (r == WK_DONE || wk_iltp_item_decoder_event(d)->kind == WK_ILTP_BLOB_END) items++;
+        while ((r = wk_iltp_item_decoder_decode(d, &in, NULL, &e)) == WK_EVENT) {
+            const wk_iltp_blob_event *ev = wk_iltp_item_decoder_event(d);
+            if (!ev || ev->kind == WK_ILTP_BLOB_END) items++; /* an item, or a Blob's END */
+        }
         if (r == WK_ERROR) { fprintf(stderr, "decode: %s\n", e.msg); exit(1); }
         pos = lim;
     }
@@ -126,16 +127,15 @@ static size_t decode_stack(const buf *wire, wk_iltp_encoding enc)
     for (size_t pos = 0; pos < wire->n;) {
         size_t lim = pos + 65536 < wire->n ? pos + 65536 : wire->n;
         wk_in in = {wire->p, lim, pos};
-        wk_iltp_item it;
         wk_result res;
-        while ((res = wk_iltp_reader_next(r, &in, &it, &e)) == WK_DONE) {
-            if (it.kind == WK_ILTP_ITEM_PREFACE) wk_iltp_reader_begin(r, enc, &e);
+        while ((res = wk_iltp_reader_read(r, &in, NULL, &e)) == WK_EVENT) {
+            if (wk_iltp_reader_item(r)->kind == WK_ILTP_ITEM_PREFACE) wk_iltp_reader_begin(r, enc, &e);
             else items++;
         }
         if (res == WK_ERROR) { fprintf(stderr, "reader: %s\n", e.msg); exit(1); }
         pos = in.pos;
     }
-    wk_iltp_reader_free(r);
+    wk_iltp_reader_destroy(r);
     return items;
 }
 
@@ -152,10 +152,10 @@ static size_t decode_stream_only(const buf *wire, size_t skip, wk_iltp_encoding 
     wk_result r;
     do {
         wk_out o = {out, sizeof out, 0};
-        r = wk_iltp_decode(d, &o, &in, &e);
+        r = wk_iltp_decoder_decode(d, &in, &o, &e);
         total += o.pos;
     } while (r == WK_NEED_OUTPUT || (r == WK_NEED_INPUT && in.pos < in.size));
-    wk_iltp_decoder_free(d);
+    wk_iltp_decoder_destroy(d);
     return total;
 }
 
@@ -189,7 +189,7 @@ static buf encode_session(const buf *items, wk_iltp_encoding enc, size_t *prefac
         r = wk_iltp_writer_end(w, &o, &e);
         put(&wire, tmp, o.pos);
     } while (r == WK_NEED_OUTPUT);
-    wk_iltp_writer_free(w);
+    wk_iltp_writer_destroy(w);
     return wire;
 }
 
@@ -310,7 +310,7 @@ int main(int argc, char **argv)
     free(fb.p);
     free(bb.p);
     free(mixed.p);
-    wk_iltp_item_decoder_free(g_dec[0]);
-    wk_iltp_item_decoder_free(g_dec[1]);
+    wk_iltp_item_decoder_destroy(g_dec[0]);
+    wk_iltp_item_decoder_destroy(g_dec[1]);
     return 0;
 }

@@ -42,6 +42,9 @@ int wk_cli_dispatch(const char *module, const char *summary, const wk_cli_comman
 /* Prints err as one line on stderr ("NAME at offset N: message") and returns the exit status
  * for it: 3 for truncation, 2 for other PeerProtocol errors, 4 for Transport, 1 otherwise. */
 int wk_cli_fail(const wk_error *err);
+/* Prints err as wk_cli_fail does and returns 1 (WK_EXIT_USAGE) whatever its category: the user's
+ * input or flags are at fault (a Blob over the cap on stdin, an invalid address argument). */
+int wk_cli_fail_usage(const wk_error *err);
 /* The exit status for err without printing anything. */
 int wk_cli_exit_for(const wk_error *err);
 /* Prints "usage: ..." style message on stderr and returns 1. */

@@ -85,8 +85,7 @@ int wk_cli_iltp_put(int argc, char **argv)
     if (!data) {
         wk_error_set(&err, too_long ? WK_ERR_ILTP_BLOB_TOO_LARGE : WK_ERR_BACKEND, WK_NO_OFFSET,
                      too_long ? "Blob data over 32 MiB" : "cannot read stdin");
-        err.category = WK_CAT_INTEGRATION;
-        return wk_cli_fail(&err);
+        return wk_cli_fail_usage(&err);
     }
     wk_store *s = wk_store_open(a.store, true, &err);
     if (!s) {

@@ -98,7 +98,7 @@ static int cmd_encode(int argc, char **argv)
         wk_result r;
         do {
             wk_out out = {obuf, sizeof obuf, 0};
-            r = wk_iltp_encode(e, &out, &in, op, &err);
+            r = wk_iltp_encoder_encode(e, &in, &out, op, &err);
             if (r == WK_ERROR) { rc = wk_cli_fail(&err); break; }
             if ((rc = put(obuf, out.pos))) break;
         } while (r == WK_NEED_OUTPUT);
@@ -107,13 +107,13 @@ static int cmd_encode(int argc, char **argv)
         wk_result r;
         do {
             wk_out out = {obuf, sizeof obuf, 0};
-            r = wk_iltp_encode(e, &out, NULL, WK_ILTP_END, &err);
+            r = wk_iltp_encoder_encode(e, NULL, &out, WK_ILTP_END, &err);
             if (r == WK_ERROR) { rc = wk_cli_fail(&err); break; }
             if ((rc = put(obuf, out.pos))) break;
         } while (r == WK_NEED_OUTPUT);
     }
     if (fflush(stdout) != 0 && rc == 0) rc = put(NULL, 1);
-    wk_iltp_encoder_free(e);
+    wk_iltp_encoder_destroy(e);
     return rc;
 }
 
@@ -160,7 +160,7 @@ static int cmd_decode(int argc, char **argv)
         wk_result r;
         for (;;) {
             wk_out out = {obuf, sizeof obuf, 0};
-            r = wk_iltp_decode(d, &out, &in, &err);
+            r = wk_iltp_decoder_decode(d, &in, &out, &err);
             if (out.pos && (rc = put(obuf, out.pos))) break;
             if (r != WK_NEED_OUTPUT) break;
         }
@@ -173,7 +173,7 @@ static int cmd_decode(int argc, char **argv)
              * WK_DONE once they begin a raw preface, WK_NEED_INPUT while they may still. */
             wk_in rest = {ibuf, have, 0};
             wk_out none = {obuf, 0, 0};
-            wk_result after = wk_iltp_decode(d, &none, &rest, &err);
+            wk_result after = wk_iltp_decoder_decode(d, &rest, &none, &err);
             if (after == WK_ERROR) { rc = wk_cli_fail(&err); break; }
             if (after == WK_DONE && have > 0) {
                 fprintf(stderr, "end mark consumed; raw preface at offset %llu\n",
@@ -181,7 +181,7 @@ static int cmd_decode(int argc, char **argv)
                 break;
             }
             if (eof) {
-                if (wk_iltp_decoder_finish(d, &rest, &err) != WK_OK) {
+                if (wk_iltp_decoder_finish(d, &rest, &err) != WK_DONE) {
                     fflush(stdout);
                     rc = wk_cli_fail(&err);
                 }
@@ -191,7 +191,7 @@ static int cmd_decode(int argc, char **argv)
         }
         if (eof && (r == WK_NEED_INPUT || r == WK_DONE)) {
             wk_in rest = {ibuf, have, 0};
-            if (wk_iltp_decoder_finish(d, &rest, &err) != WK_OK) {
+            if (wk_iltp_decoder_finish(d, &rest, &err) != WK_DONE) {
                 fflush(stdout);
                 rc = wk_cli_fail(&err);
             }
@@ -199,7 +199,7 @@ static int cmd_decode(int argc, char **argv)
         }
     }
     if (fflush(stdout) != 0 && rc == 0) rc = put(NULL, 1);
-    wk_iltp_decoder_free(d);
+    wk_iltp_decoder_destroy(d);
     return rc;
 }
 
@@ -259,8 +259,8 @@ static int cmd_select(int argc, char **argv)
     if (!rc) {
         const char *tab, *tba;
         size_t lab, lba;
-        wk_iltp_select(&pa.encode, &pb.decode, &tab, &lab);
-        wk_iltp_select(&pb.encode, &pa.decode, &tba, &lba);
+        wk_iltp_offer_select(&pa.encode, &pb.decode, &tab, &lab);
+        wk_iltp_offer_select(&pb.encode, &pa.decode, &tba, &lba);
         if (json)
             printf("{\"A->B\":\"%.*s\",\"B->A\":\"%.*s\"}\n", (int)lab, tab, (int)lba, tba);
         else

@@ -94,14 +94,14 @@ int wk_cli_iltp_items(int argc, char **argv)
             if (have == 0) eof = true;
         }
         wk_in in = {buf, have, pos};
-        wk_iltp_item it;
-        wk_result res = wk_iltp_reader_next(r, &in, &it, &err);
+        wk_result res = wk_iltp_reader_read(r, &in, NULL, &err);
         pos = in.pos;
         if (res == WK_ERROR) { fflush(stdout); rc = wk_cli_fail(&err); break; }
-        if (res == WK_DONE) {
+        if (res == WK_EVENT) { /* an item: Blob streaming is off */
+            const wk_iltp_item *it = wk_iltp_reader_item(r);
             items++;
-            print_item(&it, json);
-            if (it.kind == WK_ILTP_ITEM_PREFACE && wk_iltp_reader_begin(r, enc, &err) != WK_OK) {
+            print_item(it, json);
+            if (it->kind == WK_ILTP_ITEM_PREFACE && wk_iltp_reader_begin(r, enc, &err) != WK_OK) {
                 fflush(stdout);
                 rc = wk_cli_fail(&err);
                 break;
@@ -111,7 +111,7 @@ int wk_cli_iltp_items(int argc, char **argv)
         if (eof) {
             wk_in rest = {buf, have, pos};
             wk_iltp_reader_phase ph = wk_iltp_reader_phase_get(r);
-            if (wk_iltp_reader_finish(r, &rest, &err) != WK_OK) { fflush(stdout); rc = wk_cli_fail(&err); break; }
+            if (wk_iltp_reader_finish(r, &rest, &err) != WK_DONE) { fflush(stdout); rc = wk_cli_fail(&err); break; }
             const char *why = ph == WK_ILTP_READER_NO_SESSION ? "before any preface"
                               : ph == WK_ILTP_READER_ENDED ? "after the end mark"
                                                             : "at an identity item boundary";
@@ -120,7 +120,7 @@ int wk_cli_iltp_items(int argc, char **argv)
             break;
         }
     }
-    wk_iltp_reader_free(r);
+    wk_iltp_reader_destroy(r);
     if (fflush(stdout) != 0 && rc == 0) rc = 1;
     return rc;
 }
@@ -140,8 +140,7 @@ int wk_cli_iltp_blob(int argc, char **argv)
         wk_error e;
         wk_error_set(&e, too_long ? WK_ERR_ILTP_BLOB_TOO_LARGE : WK_ERR_BACKEND, WK_NO_OFFSET,
                      too_long ? "Blob data over 32 MiB" : "cannot read stdin");
-        e.category = WK_CAT_INTEGRATION;
-        return wk_cli_fail(&e);
+        return wk_cli_fail_usage(&e);
     }
     uint8_t hash[32], head[WK_ILTP_BLOB_HEAD_MAX];
     wk_iltp_blob_hash(data, len, hash);

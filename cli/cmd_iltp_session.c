@@ -99,7 +99,7 @@ int wk_cli_iltp_nonce(int argc, char **argv)
         return wk_cli_usage("wirekit iltp nonce: --seed must not be all zero");
     uint8_t nonce[32];
     uint64_t used = 0;
-    if (wk_iltp_nonce_next(&g, peer_arg ? peer : NULL, nonce, &used, &err) != WK_OK)
+    if (wk_iltp_nonce_gen_next(&g, peer_arg ? peer : NULL, nonce, &used, &err) != WK_OK)
         return wk_cli_fail(&err);
 
     char text[WK_ILTP_NONCE_TEXT_LEN + 1];
@@ -166,10 +166,12 @@ int wk_cli_iltp_address(int argc, char **argv)
     wk_error err;
     if (wk_iltp_address_parse(text, strlen(text), &a, &err) != WK_OK) return wk_cli_fail(&err);
     char canonical[WK_ILTP_ADDRESS_MAX + 16];
-    if (wk_iltp_address_format(&a, canonical, sizeof canonical) == 0) {
+    wk_out co = {(uint8_t *)canonical, sizeof canonical - 1, 0};
+    if (wk_iltp_address_encode(&a, &co, &err) != WK_DONE) {
         fprintf(stderr, "WK_ERR_STATE: cannot format the parsed address\n");
         return WK_EXIT_USAGE;
     }
+    canonical[co.pos] = 0;
     const char *scheme = wk_iltp_scheme_name(a.scheme);
     bool has_port = a.scheme != WK_ILTP_SCHEME_STDIO && a.scheme != WK_ILTP_SCHEME_UNIX;
     if (json) {

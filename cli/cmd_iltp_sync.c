@@ -155,11 +155,7 @@ int wk_cli_iltp_sync(int argc, char **argv)
     for (int i = 1; i < argc; i++) if (strcmp(argv[i], "--timeout-ms") == 0) timeout_given = true;
     if (!timeout_given) o.phase_timeout_ms = 600000;
     wk_error err;
-    if (wk_iltp_address_parse(addr, strlen(addr), &o.addr, &err) != WK_OK) {
-        err.category = WK_CAT_USAGE;
-        wk_cli_fail(&err);
-        return WK_EXIT_USAGE;
-    }
+    if (wk_iltp_address_parse(addr, strlen(addr), &o.addr, &err) != WK_OK) return wk_cli_fail_usage(&err);
     bool tls = o.addr.scheme == WK_ILTP_SCHEME_WSS || o.addr.scheme == WK_ILTP_SCHEME_QUIB;
     if ((o.cert_file || o.key_file) && !(tls && o.listen))
         return wk_cli_usage("--cert and --key belong to a wss: (or quib:) listener");

@@ -34,21 +34,9 @@ static uint64_t next_rand(void)
 /* A Blob record: glyph line with the hash of its content, then the content. */
 static void put_blob(buf *b, const uint8_t *data, size_t n)
 {
-    char head[64];
-    int hl = snprintf(head, sizeof head, "Data-Length: %zu\n\n", n);
-    wk_blake3_hasher h;
-    wk_blake3_init(&h);
-    wk_blake3_update(&h, head, (size_t)hl);
-    wk_blake3_update(&h, data, n);
-    uint8_t hash[32];
-    wk_blake3_finalize(&h, hash, 32);
-    char hb[44];
-    wk_b64a_encode(hash, 32, hb);
-    hb[43] = 0;
-    buf_str(b, "\xF0\x9F\x96\xA7: B.");
-    buf_str(b, hb);
-    buf_str(b, ".H3\n");
-    buf_put(b, head, (size_t)hl);
+    uint8_t hash[32], head[WK_ILTP_BLOB_HEAD_MAX];
+    wk_iltp_blob_hash(data, n, hash);
+    buf_put(b, head, wk_iltp_blob_head(hash, n, head));
     buf_put(b, data, n);
 }
 
@@ -96,7 +84,7 @@ static size_t run_direction(wk_iltp_encoding enc, buf *batches, int nbatch, size
         wk_result r;
         do {
             wk_out out = {tmp, sizeof tmp, 0};
-            r = wk_iltp_encode(e, &out, &in, i < nbatch ? WK_ILTP_FLUSH : WK_ILTP_END, &err);
+            r = wk_iltp_encoder_encode(e, &in, &out, i < nbatch ? WK_ILTP_FLUSH : WK_ILTP_END, &err);
             if (r == WK_ERROR) { wk_cli_fail(&err); exit(1); }
             buf_put(&wire, tmp, out.pos);
         } while (r == WK_NEED_OUTPUT);
@@ -105,19 +93,19 @@ static size_t run_direction(wk_iltp_encoding enc, buf *batches, int nbatch, size
     wk_result r;
     do {
         wk_out out = {tmp, sizeof tmp, 0};
-        r = wk_iltp_decode(d, &out, &in, &err);
+        r = wk_iltp_decoder_decode(d, &in, &out, &err);
         if (r == WK_ERROR) { wk_cli_fail(&err); exit(2); }
         buf_put(&back, tmp, out.pos);
     } while (r == WK_NEED_OUTPUT);
     wk_in rest = {in.src, in.size, in.pos};
     *decoded_ok = back.n == plain.n && memcmp(back.p, plain.p, plain.n) == 0 &&
-                  wk_iltp_decoder_finish(d, &rest, &err) == WK_OK;
+                  wk_iltp_decoder_finish(d, &rest, &err) == WK_DONE;
     size_t n = wire.n;
     free(wire.p);
     free(plain.p);
     free(back.p);
-    wk_iltp_encoder_free(e);
-    wk_iltp_decoder_free(d);
+    wk_iltp_encoder_destroy(e);
+    wk_iltp_decoder_destroy(d);
     return n;
 }
 
@@ -148,9 +136,11 @@ int wk_cli_iltp_demo(int argc, char **argv)
     for (int k = 0; k < 2; k++) {
         uint8_t nonce[32];
         for (int i = 0; i < 32; i++) nonce[i] = (uint8_t)next_rand();
-        plen[k] = wk_iltp_preface_format(WK_ILTP_FORM_0_13, nonce, ep[k].decode, ep[k].encode,
-                                         pre[k], sizeof pre[k], &err);
-        if (!plen[k] || wk_iltp_preface_parse(pre[k], plen[k], WK_ILTP_FORM_0_13, &pf[k], &err) != WK_DONE)
+        wk_out po = {pre[k], sizeof pre[k], 0};
+        if (wk_iltp_preface_encode(WK_ILTP_FORM_0_13, nonce, ep[k].decode, ep[k].encode, &po, &err) != WK_DONE)
+            return wk_cli_fail(&err);
+        plen[k] = po.pos;
+        if (wk_iltp_preface_parse(pre[k], plen[k], WK_ILTP_FORM_0_13, &pf[k], &err) != WK_DONE)
             return wk_cli_fail(&err);
         printf("%s preface: %zu bytes, Decode: %s, Encode: %s\n", ep[k].name, plen[k], ep[k].decode,
                ep[k].encode);
@@ -159,7 +149,7 @@ int wk_cli_iltp_demo(int argc, char **argv)
         const char *tok;
         size_t tl;
         int a = k, b = 1 - k;
-        wk_iltp_encoding enc = wk_iltp_select(&pf[a].encode, &pf[b].decode, &tok, &tl);
+        wk_iltp_encoding enc = wk_iltp_offer_select(&pf[a].encode, &pf[b].decode, &tok, &tl);
         buf batches[1000];
         size_t items = 0;
         for (uint64_t r = 0; r < rounds; r++) {

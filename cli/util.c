@@ -54,6 +54,12 @@ int wk_cli_fail(const wk_error *err)
     return wk_cli_exit_for(err);
 }
 
+int wk_cli_fail_usage(const wk_error *err)
+{
+    wk_cli_fail(err);
+    return WK_EXIT_USAGE;
+}
+
 int wk_cli_exit_for(const wk_error *err)
 {
     if (wk_code_is_truncation(err->code)) return WK_EXIT_TRUNCATED;

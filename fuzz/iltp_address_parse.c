@@ -17,12 +17,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     char canon[WK_ILTP_ADDRESS_MAX + 64];
-    size_t n = wk_iltp_address_format(&a, canon, sizeof canon);
-    CHECK(n > 0 && n == strlen(canon));
+    size_t n = 0;
+    CHECK(wk_iltp_address_size(&a, &n, &e) == WK_OK && n > 0);
+    wk_out co = {(uint8_t *)canon, sizeof canon, 0};
+    CHECK(wk_iltp_address_encode(&a, &co, &e) == WK_DONE && co.pos == n && memchr(canon, 0, n) == NULL);
     CHECK(wk_iltp_address_parse(canon, n, &b, &e) == WK_OK);
     CHECK(a.scheme == b.scheme && a.host_kind == b.host_kind && a.port == b.port);
     CHECK(strcmp(a.host, b.host) == 0 && strcmp(a.path, b.path) == 0);
     char again[WK_ILTP_ADDRESS_MAX + 64];
-    CHECK(wk_iltp_address_format(&b, again, sizeof again) == n && memcmp(again, canon, n) == 0);
+    wk_out ao = {(uint8_t *)again, sizeof again, 0};
+    CHECK(wk_iltp_address_encode(&b, &ao, &e) == WK_DONE && ao.pos == n && memcmp(again, canon, n) == 0);
     return 0;
 }

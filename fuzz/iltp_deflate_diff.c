@@ -54,10 +54,10 @@ static wk_iltp_encoder *encs[2][10];
 
 static void free_all(void)
 {
-    wk_iltp_decoder_free(dz);
-    wk_iltp_decoder_free(di);
+    wk_iltp_decoder_destroy(dz);
+    wk_iltp_decoder_destroy(di);
     for (int b = 0; b < 2; b++)
-        for (int l = 0; l < 10; l++) wk_iltp_encoder_free(encs[b][l]);
+        for (int l = 0; l < 10; l++) wk_iltp_encoder_destroy(encs[b][l]);
     free(view);
     free(bytes_z);
     free(bytes_i);
@@ -118,7 +118,7 @@ static uint8_t *encode(wk_iltp_backend be, int level, const uint8_t *payload, si
                 CHECK(w != NULL);
             }
             wk_out out = {w + pos, cap - pos, 0};
-            r = wk_iltp_encode(e, &out, &in, last ? WK_ILTP_END : WK_ILTP_FLUSH, &err);
+            r = wk_iltp_encoder_encode(e, &in, &out, last ? WK_ILTP_END : WK_ILTP_FLUSH, &err);
             CHECK(r != WK_ERROR);
             pos += out.pos;
         } while (r == WK_NEED_OUTPUT);

@@ -1,70 +1,75 @@
-/* libFuzzer target: the Lace-060 item decoder, raw and stacked under each encoding.
+/* libFuzzer target: the Lace-060 item decoder, raw and stacked under each encoding, on the
+ * contract harness (fuzz/fuzz_drive.h with the iltp adapter, tests/contract/wk_contract_iltp.h:
+ * every call checked, the pushes of the chosen size and the whole input must reach the same
+ * outcome; the adapter checks each item against the input and each Blob event).
  *
  * Input: byte 0 picks the mode and a push-chunk size, byte 1 a small item cap, the rest is data.
- *   mode 0   item decoder over the raw data in chunks; every item's bytes are the input slice at
- *            its offset, offsets are contiguous, errors are PeerProtocol (or NOMEM), finish is
- *            OK exactly at a boundary.
+ *   mode 0   the item decoder over the raw data: every item's bytes are the input slice at its
+ *            offset, offsets are contiguous, errors are PeerProtocol (or NOMEM), finish is
+ *            WK_DONE exactly at a boundary.
  *   mode 1-3 differential: the data is taken as plain items; the target writes a 1.0 preface and
  *            encodes the items with identity / deflate12c / zstd20c (wk_iltp_writer), then
- *            decodes through wk_iltp_reader in chunks. The reader must return the same items as
- *            the raw item decoder on the plain bytes, and fail exactly where that one fails (a
- *            plain preface becomes ILTP_ERR_PREFACE_ENCODED under compression). */
+ *            decodes through wk_iltp_reader. The reader must return the same items as the raw
+ *            item decoder on the plain bytes, and fail exactly where that one fails (a plain
+ *            preface becomes ILTP_ERR_PREFACE_ENCODED under compression). */
 #include <wirekit/iltp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz_check.h"
+#include "fuzz_drive.h"
+#include "wk_contract_iltp.h"
 
 typedef struct rec { wk_iltp_item_kind kind; size_t len; size_t rows; char type; uint64_t off; } rec;
 #define MAX_ITEMS 4096
 
-/* Raw item decoding of p[0..n) in chunks; fills items, returns the count, *fail the error code
- * (WK_OK if none) and *fin the finish verdict. */
+/* Lists a run's items (the harness runs twice; the list is the last run's). */
+typedef struct lister {
+    rec *items;
+    size_t n;
+} lister;
+
+static bool list_item(wk_contract *c, wk_contract_iltp *m, const wk_iltp_item *it)
+{
+    (void)c;
+    lister *l = m->user;
+    if (m->items_seen == 1) l->n = 0;
+    if (l->n < MAX_ITEMS) l->items[l->n] = (rec){it->kind, it->len, it->rows, it->record.type, it->offset};
+    l->n++;
+    return true;
+}
+
+/* Drives the item decoder or the reader (ops) over p[0..n) in pushes of chunk, listing its items. */
+static wk_contract_outcome drive_listed(const wk_contract_ops *ops, wk_iltp_encoding enc, wk_iltp_form form,
+                                        size_t cap, lister *l, const uint8_t *p, size_t n, size_t chunk)
+{
+    wk_contract_iltp m;
+    wk_contract_iltp_setup(&m, enc, WK_ILTP_BACKEND_DEFAULT, false);
+    m.form = form;
+    m.max_item = cap;
+    m.on_item = list_item;
+    m.user = l;
+    wk_contract_outcome oc = fuzz_drive(ops, &m, NULL, p, n, chunk, 0);
+    wk_contract_iltp_release(&m);
+    return oc;
+}
+
+/* Raw item decoding of p[0..n) in pushes of chunk; fills items, returns the count, *fail the step's
+ * error (WK_OK if none) and *fin the finish verdict (WK_OK or ILTP_ERR_TRUNCATED). */
 static size_t raw_items(const uint8_t *p, size_t n, size_t chunk, size_t cap, wk_iltp_form form, rec *items,
                         wk_code *fail, wk_code *fin)
 {
-    wk_error e;
-    wk_iltp_item_decoder_params prm = {form, cap, NULL};
-    wk_iltp_item_decoder *d = wk_iltp_item_decoder_create(&prm, &e);
-    CHECK(d);
-    size_t k = 0, pos = 0;
-    uint64_t off = 0;
-    *fail = WK_OK;
-    *fin = WK_OK;
-    while (pos < n || n == 0) {
-        size_t lim = pos + chunk < n ? pos + chunk : n;
-        wk_in in = {p, lim, pos};
-        for (;;) {
-            wk_iltp_item it;
-            wk_result r = wk_iltp_item_decode(d, &in, &it, &e);
-            if (r == WK_ERROR) {
-                CHECK(e.category == WK_CAT_PEER_PROTOCOL || e.code == WK_ERR_NOMEM);
-                CHECK(e.code != WK_ERR_NOMEM || cap > 0);
-                *fail = e.code;
-                wk_iltp_item_decoder_free(d);
-                return k;
-            }
-            if (r == WK_NEED_INPUT) break;
-            CHECK(r == WK_DONE);
-            CHECK(it.offset == off && it.len > 0 && it.offset + it.len <= lim);
-            CHECK(memcmp(it.bytes, p + it.offset, it.len) == 0);
-            if (it.kind == WK_ILTP_ITEM_RECORD) {
-                CHECK(it.record.blob.len <= WK_ILTP_BLOB_DATA_CAP);
-                if (it.record.type == 'B') CHECK(wk_iltp_record_hash_ok(&it.record));
-            }
-            if (k < MAX_ITEMS) items[k] = (rec){it.kind, it.len, it.rows, it.record.type, it.offset};
-            k++;
-            off += it.len;
-        }
-        CHECK(in.pos == lim);
-        pos = lim;
-        if (n == 0) break;
+    lister l = {items, 0};
+    wk_contract_outcome oc = drive_listed(&wk_contract_iltp_items_ops, WK_ILTP_IDENTITY, form, cap, &l, p, n, chunk);
+    *fail = *fin = WK_OK;
+    if (oc.verdict == WK_ERROR) {
+        CHECK(oc.error.code != WK_ERR_NOMEM || cap > 0);
+        /* truncation is _finish's verdict; every other error is the step's */
+        if (oc.error.code == WK_ERR_ILTP_TRUNCATED) *fin = oc.error.code;
+        else *fail = oc.error.code;
     }
-    *fin = wk_iltp_item_decoder_finish(d, &e);
-    CHECK((*fin == WK_OK) == (off == n));
-    wk_iltp_item_decoder_free(d);
-    return k;
+    CHECK((oc.verdict == WK_DONE) == (oc.consumed == n && *fail == WK_OK && *fin == WK_OK));
+    return l.n;
 }
 
 static rec a[MAX_ITEMS], b[MAX_ITEMS];
@@ -80,15 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wk_code fail, fin;
     wk_iltp_form form = mode == 0 ? WK_ILTP_FORM_ANY : WK_ILTP_FORM_1_0; /* the reader's form */
     size_t na = raw_items(p, n, chunk, cap, form, a, &fail, &fin);
-    if (mode == 0) {
-        /* the same result whole */
-        wk_code f2, fin2;
-        size_t nb = raw_items(p, n, n ? n : 1, cap, form, b, &f2, &fin2);
-        CHECK(nb == na && f2 == fail && fin2 == fin);
-        for (size_t i = 0; i < na && i < MAX_ITEMS; i++)
-            CHECK(a[i].kind == b[i].kind && a[i].len == b[i].len && a[i].rows == b[i].rows);
-        return 0;
-    }
+    if (mode == 0) return 0; /* fuzz_drive compared the pushes with the whole input */
     /* mode 1-3: encode the plain bytes under a 1.0 preface and read them back */
     wk_iltp_encoding enc = (wk_iltp_encoding)(mode - 1);
     wk_error e;
@@ -106,43 +103,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(wk_iltp_writer_write(w, &in, &o, &e) == WK_DONE);
     CHECK(wk_iltp_writer_end(w, &o, &e) == WK_DONE);
     wn = o.pos;
-    wk_iltp_writer_free(w);
+    wk_iltp_writer_destroy(w);
 
-    wk_iltp_reader *r = wk_iltp_reader_create(&sp, &e);
-    CHECK(r);
-    size_t k = 0, pos = 0;
-    wk_code rfail = WK_OK;
-    bool preface_seen = false;
-    for (;;) {
-        size_t lim = pos + chunk < wn ? pos + chunk : wn;
-        wk_in rin = {wire, lim, pos};
-        wk_iltp_item it;
-        wk_result res = wk_iltp_reader_next(r, &rin, &it, &e);
-        pos = rin.pos;
-        if (res == WK_ERROR) { rfail = e.code; break; }
-        if (res == WK_DONE) {
-            if (!preface_seen) {
-                CHECK(it.kind == WK_ILTP_ITEM_PREFACE);
-                preface_seen = true;
-                CHECK(wk_iltp_reader_begin(r, enc, &e) == WK_OK);
-                continue;
-            }
-            if (it.kind == WK_ILTP_ITEM_PREFACE && enc == WK_ILTP_IDENTITY) {
-                CHECK(wk_iltp_reader_begin(r, enc, &e) == WK_OK);
-            }
-            CHECK(k < na && a[k].kind == it.kind && a[k].len == it.len && a[k].rows == it.rows);
-            k++;
-            continue;
-        }
-        if (pos == wn) break;
-    }
-    CHECK(preface_seen);
-    if (rfail == WK_OK) {
-        wk_in rest = {wire, wn, pos};
-        wk_code rf = wk_iltp_reader_finish(r, &rest, &e);
-        CHECK(fail == WK_OK && k == na);
-        CHECK((rf == WK_OK) == (fin == WK_OK));
+    lister lb = {b, 0};
+    wk_contract_outcome rr = drive_listed(&wk_contract_iltp_reader_ops, enc, WK_ILTP_FORM_1_0, cap, &lb, wire, wn, chunk);
+    CHECK(lb.n >= 1 && b[0].kind == WK_ILTP_ITEM_PREFACE); /* our preface first */
+    size_t k = lb.n - 1;                                   /* the items after it */
+    for (size_t i = 0; i < k && i < na && i + 1 < MAX_ITEMS; i++)
+        CHECK(a[i].kind == b[i + 1].kind && a[i].len == b[i + 1].len && a[i].rows == b[i + 1].rows);
+    if (rr.verdict == WK_DONE) {
+        CHECK(fail == WK_OK && fin == WK_OK && k == na);
     } else {
+        wk_code rfail = rr.error.code;
         /* the reader fails where the plain decoder failed, or at a preface lead in the plain
          * bytes (refused at once under compression, whatever follows it) */
         if (rfail == WK_ERR_ILTP_PREFACE_ENCODED) {
@@ -154,7 +126,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         else if (fail != WK_OK) CHECK(k == na && rfail == fail);
         else CHECK(rfail == WK_ERR_ILTP_TRUNCATED && fin != WK_OK && k == na); /* end mark inside an item */
     }
-    wk_iltp_reader_free(r);
     free(wire);
     return 0;
 }

@@ -1,4 +1,4 @@
-/* libFuzzer target: ILTP offer lists (wk_iltp_offer_parse, _next, _contains, wk_iltp_select).
+/* libFuzzer target: ILTP offer lists (wk_iltp_offer_parse, _next, _contains, wk_iltp_offer_select).
  *
  * The whole input is the list text. Checks:
  *   - WK_OK: iterating gives `count` tokens, each [a-z][a-z0-9]{0,31}, none `identity`, no two
@@ -64,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     const char *sel;
     size_t sel_len;
-    wk_iltp_encoding e = wk_iltp_select(&o, &o, &sel, &sel_len);
+    wk_iltp_encoding e = wk_iltp_offer_select(&o, &o, &sel, &sel_len);
     CHECK(sel == first && sel_len == first_len);
     CHECK(e == wk_iltp_encoding_from_token(first, first_len));
     CHECK(e != WK_ILTP_IDENTITY);

@@ -3,7 +3,7 @@
  * The whole input is offered to the parser with each configured form (ANY, 1.0, 0.13).
  * Checks:
  *   - WK_DONE: the preface fits (len <= input, <= 1024), is of a form the configuration accepts,
- *     its offers are valid lists borrowed from the input, and wk_iltp_preface_format with the
+ *     its offers are valid lists borrowed from the input, and wk_iltp_preface_encode with the
  *     parsed fields reproduces exactly the same bytes: the grammar has one spelling per preface
  *     (fixed field order, exact separators, canonical B64A nonce, lists kept verbatim). Every
  *     proper prefix of it returns WK_NEED_INPUT.
@@ -60,10 +60,14 @@ static void check_done(const uint8_t *data, size_t size, wk_iltp_form form, cons
     char *dec = dup_list(&p->decode), *enc = dup_list(&p->encode);
     uint8_t out[WK_ILTP_PREFACE_MAX];
     wk_error err;
-    size_t n = wk_iltp_preface_format(p->form, p->nonce, dec, enc, out, sizeof out, &err);
-    if (n != p->len || memcmp(out, data, n) != 0) {
+    wk_out o = {out, sizeof out, 0};
+    size_t need = 0;
+    bool ok = wk_iltp_preface_size(p->form, p->nonce, dec, enc, &need, &err) == WK_OK &&
+              wk_iltp_preface_encode(p->form, p->nonce, dec, enc, &o, &err) == WK_DONE && o.pos == need;
+    size_t n = o.pos;
+    if (!ok || n != p->len || memcmp(out, data, n) != 0) {
         fprintf(stderr, "re-formatted preface differs: parsed %zu bytes, formatted %zu (%s)\n",
-                p->len, n, n ? "" : err.msg);
+                p->len, n, ok ? "" : err.msg);
         CHECK(!"preface is not canonical");
     }
     free(dec);

@@ -229,7 +229,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (!failed) {
         wk_in rest = {data, size, size};
-        if (wk_iltp_session_finish(h.s, &rest, &e) != WK_OK) failed = true;
+        if (wk_iltp_session_finish(h.s, &rest, &e) != WK_DONE) failed = true;
     }
     if (failed) {
         CHECK(e.category == WK_CAT_PEER_PROTOCOL || e.code == WK_ERR_ILTP_DEADLINE ||
@@ -240,7 +240,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(wk_iltp_session_recv(h.s, &(wk_in){data, size, size}, NULL, &again) == WK_ERROR);
         CHECK(again.code == e.code && again.offset == e.offset);
     }
-    wk_iltp_session_free(h.s);
+    wk_iltp_session_destroy(h.s);
     CHECK(l.cur == 0);
     return 0;
 }

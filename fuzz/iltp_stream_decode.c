@@ -1,4 +1,4 @@
-/* libFuzzer target: Lace-065 stream decoder (wk_iltp_decode) on arbitrary encoded bytes.
+/* libFuzzer target: Lace-065 stream decoder (wk_iltp_decoder_decode) on arbitrary encoded bytes.
  *
  * Input: byte 0 selects the run, the rest is the encoded stream (as given to a fresh decoder,
  * i.e. the bytes after the raw preface).
@@ -112,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(d2 != NULL);
     outcome o2 = run(d2, enc, wire, n, n ? n : 1, BIG_VIEW, buf, NULL, lim);
     CHECK(ctr2.peak == created);
-    wk_iltp_decoder_free(d2);
+    wk_iltp_decoder_destroy(d2);
     CHECK(ctr2.current == 0);
     /* pass 3: the first decoder after reset, one push, roomy views */
     CHECK(wk_iltp_decoder_reset(d, &err) == WK_OK);
@@ -129,7 +129,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(ctr.peak == created);
     if (enc == WK_ILTP_DEFLATE12C) CHECK(created < (t == 3 ? DEFLATE_MEM_MAX : ISAL_MEM_MAX));
     if (enc == WK_ILTP_ZSTD20C) CHECK(created < ZSTD_MEM_MAX);
-    wk_iltp_decoder_free(d);
+    wk_iltp_decoder_destroy(d);
     CHECK(ctr.current == 0);
     free(buf);
     return 0;

@@ -57,9 +57,9 @@ static void check_sticky(wk_iltp_decoder *d, wk_code code)
     static const uint8_t one[1] = {0};
     wk_in in = {one, 1, 0};
     wk_error err;
-    CHECK(wk_iltp_decode(d, &out, &in, &err) == WK_ERROR);
+    CHECK(wk_iltp_decoder_decode(d, &in, &out, &err) == WK_ERROR);
     CHECK(err.code == code && in.pos == 0 && out.pos == 0);
-    CHECK(wk_iltp_decoder_finish(d, NULL, &err) == code && err.code == code);
+    CHECK(wk_iltp_decoder_finish(d, NULL, &err) == WK_ERROR && err.code == code);
 }
 
 static void keep(sink *s, const uint8_t *p, size_t n)
@@ -106,7 +106,7 @@ static outcome run(wk_iltp_decoder *d, wk_iltp_encoding enc, const uint8_t *wire
             wk_out out = {buf, cap, 0};
             size_t in0 = in.pos;
             wk_error_clear(&err);
-            r = wk_iltp_decode(d, &out, &in, &err);
+            r = wk_iltp_decoder_decode(d, &in, &out, &err);
             CHECK(out.pos <= cap && in.pos >= in0 && in.pos <= in.size);
             oc.produced += out.pos;
             oc.consumed += in.pos - in0;
@@ -144,7 +144,7 @@ static outcome run(wk_iltp_decoder *d, wk_iltp_encoding enc, const uint8_t *wire
 
     if (!wk_iltp_decoder_ended(d)) {
         /* EOF before the end mark */
-        wk_code c = wk_iltp_decoder_finish(d, NULL, &err);
+        wk_code c = wk_iltp_decoder_finish(d, NULL, &err) == WK_DONE ? WK_OK : err.code;
         if (enc == WK_ILTP_IDENTITY) {
             CHECK(c == WK_OK);
         } else {
@@ -169,7 +169,7 @@ static outcome run(wk_iltp_decoder *d, wk_iltp_encoding enc, const uint8_t *wire
     bool is_lead = lead_prefix(rest, rn);
     wk_in in = {rest, rn, 0};
     wk_out out = {buf, cap, 0};
-    wk_result r = wk_iltp_decode(d, &out, &in, &err);
+    wk_result r = wk_iltp_decoder_decode(d, &in, &out, &err);
     CHECK(in.pos == 0 && out.pos == 0);
     if (!is_lead) {
         CHECK(r == WK_ERROR && err.code == WK_ERR_ILTP_AFTER_END_MARK);
@@ -179,7 +179,7 @@ static outcome run(wk_iltp_decoder *d, wk_iltp_encoding enc, const uint8_t *wire
     }
     bool partial = rn > 0 && rn < WK_ILTP_PREFACE_LEAD_LEN;
     CHECK(r == (partial ? WK_NEED_INPUT : WK_DONE));
-    wk_code c = wk_iltp_decoder_finish(d, &in, &err);
+    wk_code c = wk_iltp_decoder_finish(d, &in, &err) == WK_DONE ? WK_OK : err.code;
     if (partial) {
         CHECK(c == WK_ERR_ILTP_TRUNCATED);
         check_error(&err, n);

@@ -1,4 +1,4 @@
-/* libFuzzer target: Lace-065 stream round trip (wk_iltp_encode, then wk_iltp_decode), for both
+/* libFuzzer target: Lace-065 stream round trip (wk_iltp_encoder_encode, then wk_iltp_decoder_decode), for both
  * deflate12c encoders and decoders.
  *
  * Input: 3 header bytes, then the payload.
@@ -71,7 +71,7 @@ static wk_result push(wk_iltp_encoder *e, buf *wire, wk_in *in, wk_iltp_op op, u
         size_t cap = view_max ? (size_t)(rng_next(rng) % (view_max + 1)) : VIEW_MAX;
         wk_out out = {view, cap, 0};
         size_t in0 = in->pos;
-        wk_result r = wk_iltp_encode(e, &out, in, op, &err);
+        wk_result r = wk_iltp_encoder_encode(e, in, &out, op, &err);
         CHECK(r != WK_ERROR);
         CHECK(out.pos <= cap && in->pos >= in0 && in->pos <= in->size);
         put(wire, view, out.pos);
@@ -105,7 +105,7 @@ static wk_result decode_more(wk_iltp_decoder *d, const buf *wire, size_t *fed, b
     wk_result r;
     do {
         wk_out out = {view, VIEW_MAX, 0};
-        r = wk_iltp_decode(d, &out, &in, &err);
+        r = wk_iltp_decoder_decode(d, &in, &out, &err);
         if (r == WK_ERROR) {
             fprintf(stderr, "decode error: %s at %llu: %s\n", wk_error_name(err.code),
                     (unsigned long long)err.offset, err.msg);
@@ -160,7 +160,7 @@ static buf encode_plan(wk_iltp_encoder *e, wk_iltp_decoder *d, const step *plan,
             CHECK(r == WK_DONE && wk_iltp_decoder_ended(d));
             CHECK(wk_iltp_decoder_consumed(d) == wire.n);
         }
-        CHECK(wk_iltp_decoder_finish(d, NULL, &err) == WK_OK);
+        CHECK(wk_iltp_decoder_finish(d, NULL, &err) == WK_DONE);
         CHECK(wk_iltp_decoder_produced(d) == off);
     }
     return wire;
@@ -175,8 +175,8 @@ static void free_all(void)
 {
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) {
-            for (int k = 0; k < 20; k++) wk_iltp_encoder_free(encoders[i][j][k]);
-            wk_iltp_decoder_free(decoders[i][j]);
+            for (int k = 0; k < 20; k++) wk_iltp_encoder_destroy(encoders[i][j][k]);
+            wk_iltp_decoder_destroy(decoders[i][j]);
         }
 }
 
@@ -284,7 +284,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t fed = 0;
         CHECK(decode_more(d2, &w1, &fed, &dec2, dview) == WK_DONE && fed == w1.n);
         CHECK(dec2.n == n && (n == 0 || memcmp(dec2.p, payload, n) == 0));
-        CHECK(wk_iltp_decoder_finish(d2, NULL, &err) == WK_OK);
+        CHECK(wk_iltp_decoder_finish(d2, NULL, &err) == WK_DONE);
         free(dec2.p);
     }
 
@@ -304,8 +304,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint8_t one[1] = {0};
         wk_in in = {one, 1, 0};
         wk_out out = {view, VIEW_MAX, 0};
-        CHECK(wk_iltp_encode(e, &out, NULL, WK_ILTP_END, &err) == WK_DONE && out.pos == 0);
-        CHECK(wk_iltp_encode(e, &out, &in, WK_ILTP_CONTINUE, &err) == WK_ERROR);
+        CHECK(wk_iltp_encoder_encode(e, NULL, &out, WK_ILTP_END, &err) == WK_DONE && out.pos == 0);
+        CHECK(wk_iltp_encoder_encode(e, &in, &out, WK_ILTP_CONTINUE, &err) == WK_ERROR);
         CHECK(err.code == WK_ERR_STATE && in.pos == 0 && out.pos == 0);
     }
 

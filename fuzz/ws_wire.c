@@ -103,7 +103,9 @@ static void frames(const uint8_t *p, size_t n, size_t chunk, bool server, uint64
         if (lim == n && !done) break;
     }
     out->consumed = pos;
-    wk_code fin = wk_ws_reader_finish(r, NULL, &e);
+    wk_result fr = wk_ws_reader_finish(r, NULL, &e);
+    wk_code fin = fr == WK_DONE ? WK_OK : e.code;
+    CHECK(fr == WK_DONE || fr == WK_ERROR);
     if (out->fail) CHECK(fin == out->fail);
     else if (out->close_code) CHECK(fin == WK_OK);
     else CHECK(fin == WK_ERR_HOST_WS_CLOSED && e.category == WK_CAT_TRANSPORT);

@@ -31,7 +31,7 @@ extern "C" {
  *
  * Data is hash-verified before it is stored (when the caller gives the expected hash) and again
  * when it is read (unless turned off with wk_store_set_verify). Data over WK_ILTP_BLOB_DATA_CAP
- * (32 MiB) is refused with ILTP_ERR_BLOB_TOO_LARGE (category Integration).
+ * (32 MiB) is refused with WK_ERR_ARG (Integration; the message names ILTP_ERR_BLOB_TOO_LARGE).
  *
  * Concurrency: several processes, and several threads sharing one wk_store, may use a store at
  * once (each Blob write is an independent temporary plus rename). A wk_store_writer belongs to
@@ -64,13 +64,13 @@ wk_code wk_store_gc(wk_store *s, uint64_t max_age_seconds, size_t *removed, wk_e
  * otherwise HOST_ERR_HASH_MISMATCH (PeerProtocol) and nothing is written. The hash goes to
  * out_hash (may be NULL). Idempotent: when a file with exactly these bytes is already stored,
  * nothing is written and *existed (may be NULL) is true; a present but damaged file is replaced.
- * Errors: ILTP_ERR_BLOB_TOO_LARGE (Integration), HOST_ERR_HASH_MISMATCH, HOST_ERR_IO,
+ * Errors: WK_ERR_ARG (over the Blob cap), HOST_ERR_HASH_MISMATCH, HOST_ERR_IO,
  * WK_ERR_NOMEM. data may be NULL when len is 0. */
 wk_code wk_store_put(wk_store *s, const uint8_t *data, size_t len, const uint8_t *expect_hash,
                      uint8_t out_hash[32], bool *existed, wk_error *err);
 
 /* Streaming write of one Blob of exactly len data bytes, hashed as it arrives: begin, any number
- * of writes, then commit or abort. Returns NULL with *err set (ILTP_ERR_BLOB_TOO_LARGE,
+ * of writes, then commit or abort. Returns NULL with *err set (WK_ERR_ARG over the Blob cap,
  * HOST_ERR_IO, WK_ERR_NOMEM). The temporary exists from begin until commit or abort. */
 wk_store_writer *wk_store_writer_begin(wk_store *s, uint64_t len, wk_error *err);
 /* Appends p[0..n) (copied to the file, not kept). More than the declared length in total is

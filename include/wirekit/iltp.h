@@ -91,16 +91,19 @@ wk_code wk_iltp_offer_parse(const char *text, size_t len, wk_iltp_offer *out, wk
 bool wk_iltp_offer_next(const wk_iltp_offer *o, size_t *pos, const char **tok, size_t *tok_len);
 /* True if the list names the token (text comparison). */
 bool wk_iltp_offer_contains(const wk_iltp_offer *o, const char *tok, size_t tok_len);
-/* Formats the implemented encodings encs[0..n) (identity is skipped) as a token list into dst
- * (capacity cap, NUL-terminated). Returns the length, or 0 if nothing was listed or it did not
- * fit. */
-size_t wk_iltp_offer_format(const wk_iltp_encoding *encs, size_t n, char *dst, size_t cap);
+/* The token list for the encodings encs[0..n) (borrowed for the call; identity and repeats are
+ * skipped), e.g. "zstd20c,deflate12c": *size gets its length (0 when nothing is listed). WK_OK, or
+ * WK_ERR_ARG for an encoding this build does not implement. */
+wk_code wk_iltp_offer_size(const wk_iltp_encoding *encs, size_t n, size_t *size, wk_error *err);
+/* Writes that list into *out (no NUL): WK_DONE, WK_NEED_OUTPUT with out untouched when it has
+ * less room than wk_iltp_offer_size, or WK_ERROR (WK_ERR_ARG, whatever the room). */
+wk_result wk_iltp_offer_encode(const wk_iltp_encoding *encs, size_t n, wk_out *out, wk_error *err);
 
 /* Selection for one direction A->B: the first token in A's Encode that B's Decode also lists,
  * else identity. Sets *tok and *tok_len to the token text (borrowed from a_encode, or the static
  * "identity") and returns the encoding it names (WK_ILTP_UNKNOWN if this build does not
  * implement it). */
-wk_iltp_encoding wk_iltp_select(const wk_iltp_offer *a_encode, const wk_iltp_offer *b_decode,
+wk_iltp_encoding wk_iltp_offer_select(const wk_iltp_offer *a_encode, const wk_iltp_offer *b_decode,
                                 const char **tok, size_t *tok_len);
 
 /* ---------------------------------------------------------------------------------------------
@@ -136,12 +139,17 @@ wk_result wk_iltp_preface_parse(const uint8_t *data, size_t len, wk_iltp_form fo
  * (PeerProtocol: an equal independently crossed pair). */
 wk_code wk_iltp_nonce_pair_check(const uint8_t a[WK_ILTP_NONCE_LEN], const uint8_t b[WK_ILTP_NONCE_LEN],
                                  wk_error *err);
-/* Writes a preface of the given form into dst (capacity cap). decode/encode are token-list texts
- * (NULL or "" for an absent field; ignored for form 1.0). Returns the length, or 0 with *err set
- * if a field is invalid, the nonce is all zero, or it does not fit. */
-size_t wk_iltp_preface_format(wk_iltp_form form, const uint8_t nonce[WK_ILTP_NONCE_LEN],
-                              const char *decode, const char *encode, uint8_t *dst, size_t cap,
-                              wk_error *err);
+/* The size of the preface wk_iltp_preface_encode writes (at most WK_ILTP_PREFACE_MAX). decode and
+ * encode are NUL-terminated token-list texts (NULL or "" for an absent field; ignored for form
+ * 1.0); every pointer is borrowed for the call. WK_OK with *size, or the refusal: WK_ERR_ARG (an
+ * all-zero nonce, an unknown form), ILTP_ERR_TOKEN / ILTP_ERR_OFFER (an invalid list, offset in
+ * it), ILTP_ERR_PREFACE_TOO_LONG. */
+wk_code wk_iltp_preface_size(wk_iltp_form form, const uint8_t nonce[WK_ILTP_NONCE_LEN], const char *decode,
+                             const char *encode, size_t *size, wk_error *err);
+/* Writes that preface into *out: WK_DONE, WK_NEED_OUTPUT with out untouched when it has less room
+ * than wk_iltp_preface_size, or WK_ERROR with the refusal above (whatever the room). */
+wk_result wk_iltp_preface_encode(wk_iltp_form form, const uint8_t nonce[WK_ILTP_NONCE_LEN], const char *decode,
+                                 const char *encode, wk_out *out, wk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
  * Stream encoder: one per outgoing direction and logical session.
@@ -173,11 +181,11 @@ typedef enum wk_iltp_op {
 
 /* Creates an encoder primed for a fresh logical session. params may be NULL. Returns NULL with
  * *err set (WK_ERR_NOMEM, WK_ERR_ARG for a bad level, WK_ERR_BACKEND). Free with
- * wk_iltp_encoder_free. */
+ * wk_iltp_encoder_destroy. */
 wk_iltp_encoder *wk_iltp_encoder_create(wk_iltp_encoding enc, const wk_iltp_encoder_params *params,
                                         wk_error *err);
 /* Frees the encoder (NULL is fine). */
-void wk_iltp_encoder_free(wk_iltp_encoder *e);
+void wk_iltp_encoder_destroy(wk_iltp_encoder *e);
 /* Starts a fresh logical session: no history crosses, the dictionary primes again. */
 wk_code wk_iltp_encoder_reset(wk_iltp_encoder *e, wk_error *err);
 /* One step. Consumes batch bytes from *in and writes encoded bytes to *out.
@@ -185,8 +193,11 @@ wk_code wk_iltp_encoder_reset(wk_iltp_encoder *e, wk_error *err);
  *   FLUSH, END: returns WK_DONE once all of in is consumed and the flush (and end mark) are
  *               completely in out; WK_NEED_OUTPUT otherwise: call again with the same op.
  * Output may appear before a batch ends; memory does not grow with the batch. After END only
- * reset is valid. identity copies bytes through and writes no flush or end mark. */
-wk_result wk_iltp_encode(wk_iltp_encoder *e, wk_out *out, wk_in *in, wk_iltp_op op, wk_error *err);
+ * reset is valid. identity copies bytes through and writes no flush or end mark. in and out are
+ * borrowed for the call (in may be NULL: no bytes). A backend failure is kept: every later call
+ * reports it again unchanged (every field of *err), consuming and writing nothing, until reset;
+ * misuse (a bad op or view, bytes after END) is WK_ERR_ARG / WK_ERR_STATE and changes nothing. */
+wk_result wk_iltp_encoder_encode(wk_iltp_encoder *e, wk_in *in, wk_out *out, wk_iltp_op op, wk_error *err);
 /* The encoding it writes. */
 wk_iltp_encoding wk_iltp_encoder_encoding(const wk_iltp_encoder *e);
 /* The backend it uses: ZLIB or ISAL for deflate12c (never DEFAULT), DEFAULT for the others. */
@@ -206,13 +217,13 @@ typedef struct wk_iltp_decoder_params {
  * default backend); the struct is read during the call only. Returns NULL with *err set
  * (WK_ERR_NOMEM, WK_ERR_ARG for an unknown encoding or backend, WK_ERR_BACKEND). Memory is fixed
  * at creation by the token and backend (docs/iltp.md): deflate12c with zlib about 12 KiB, with
- * ISA-L about 136 KiB; zstd20c about 1.5 MiB. Free with wk_iltp_decoder_free. */
+ * ISA-L about 136 KiB; zstd20c about 1.5 MiB. Free with wk_iltp_decoder_destroy. */
 wk_iltp_decoder *wk_iltp_decoder_create(wk_iltp_encoding enc, const wk_iltp_decoder_params *params,
                                         wk_error *err);
 /* The backend it uses: ZLIB or ISAL for deflate12c (never DEFAULT), DEFAULT for the others. */
 wk_iltp_backend wk_iltp_decoder_backend(const wk_iltp_decoder *d);
 /* Frees the decoder (NULL is fine). */
-void wk_iltp_decoder_free(wk_iltp_decoder *d);
+void wk_iltp_decoder_destroy(wk_iltp_decoder *d);
 /* Starts a fresh logical session (after a raw preface). */
 wk_code wk_iltp_decoder_reset(wk_iltp_decoder *d, wk_error *err);
 /* One step: consumes encoded bytes from *in, writes decoded bytes to *out, never more than out
@@ -229,12 +240,14 @@ wk_code wk_iltp_decoder_reset(wk_iltp_decoder *d, wk_error *err);
  *                   ILTP_ERR_AFTER_END_MARK otherwise.
  *   WK_ERROR        *err says what and at which encoded offset; the decoder stays failed.
  * identity never returns WK_DONE (it has no end mark). */
-wk_result wk_iltp_decode(wk_iltp_decoder *d, wk_out *out, wk_in *in, wk_error *err);
-/* Call at EOF with the bytes still unread (NULL or empty for none). Returns WK_OK for a clean end
- * of the stream layer (identity; or end mark consumed and nothing, or a complete preface lead,
- * follows), ILTP_ERR_TRUNCATED if a compressed stream ended before its end mark or inside the
- * lead of the raw preface after it, ILTP_ERR_AFTER_END_MARK for other bytes after the end mark. */
-wk_code wk_iltp_decoder_finish(wk_iltp_decoder *d, const wk_in *rest, wk_error *err);
+wk_result wk_iltp_decoder_decode(wk_iltp_decoder *d, wk_in *in, wk_out *out, wk_error *err);
+/* Call at EOF with the bytes still unread (rest: borrowed, never consumed; NULL or empty for
+ * none). Returns WK_DONE for a clean end of the stream layer (identity; or end mark consumed and
+ * nothing, or a complete preface lead, follows), else WK_ERROR with *err: ILTP_ERR_TRUNCATED if
+ * a compressed stream ended before its end mark or inside the lead of the raw preface after it,
+ * ILTP_ERR_AFTER_END_MARK for other bytes after the end mark (the decoder then stays failed).
+ * Calling it again gives the same answer. */
+wk_result wk_iltp_decoder_finish(wk_iltp_decoder *d, const wk_in *rest, wk_error *err);
 /* True once the end mark has been consumed. */
 bool wk_iltp_decoder_ended(const wk_iltp_decoder *d);
 /* Encoded bytes consumed in this logical session (after the end mark: the offset of the first
@@ -341,25 +354,36 @@ typedef struct wk_iltp_item_decoder_params {
     const wk_allocator *allocator; /* NULL: malloc/free */
 } wk_iltp_item_decoder_params;
 
-/* Creates an item decoder. Its buffer grows with the current item, never past the item cap. */
+/* Creates an item decoder (params read during the call; NULL: defaults; memory from
+ * params->allocator). Its buffer grows with the current item, never past the item cap. NULL with
+ * *err (WK_ERR_NOMEM). */
 wk_iltp_item_decoder *wk_iltp_item_decoder_create(const wk_iltp_item_decoder_params *params,
                                                   wk_error *err);
-void wk_iltp_item_decoder_free(wk_iltp_item_decoder *d);
+/* Frees the decoder (NULL is fine). */
+void wk_iltp_item_decoder_destroy(wk_iltp_item_decoder *d);
 /* Back to an item boundary at offset 0 with no retained bytes (a fresh logical session). */
 void wk_iltp_item_decoder_reset(wk_iltp_item_decoder *d);
 /* Announces that the next item is an operand Blob (1 MiB cap; any other item is refused). */
 void wk_iltp_item_decoder_expect_operand(wk_iltp_item_decoder *d);
-/* One step: consumes bytes of *in, never past the end of the item it completes.
- *   WK_DONE        *item is filled; it borrows the decoder's buffer until the next call
+/* One step: consumes bytes of *in (borrowed for the call; a streamed Blob's DATA slice borrows
+ * it until the next call), never past the end of the item it completes. out must be NULL (the
+ * decoder produces no bytes; otherwise WK_ERR_ARG).
+ *   WK_EVENT       an item is complete (wk_iltp_item_decoder_item), or a streamed Blob event is
+ *                  ready (wk_iltp_item_decoder_event); call again for the rest of in
  *   WK_NEED_INPUT  in is consumed and the current item is incomplete (or none started)
- *   WK_ERROR       *err: what, and the decoded-stream offset; the decoder stays failed */
-wk_result wk_iltp_item_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *item,
-                              wk_error *err);
+ *   WK_ERROR       *err: what, and the decoded-stream offset; the decoder stays failed and
+ *                  reports the same error again
+ * It never returns WK_DONE or WK_NEED_OUTPUT: the end of the items is told by _finish. */
+wk_result wk_iltp_item_decoder_decode(wk_iltp_item_decoder *d, wk_in *in, wk_out *out,
+                                      wk_error *err);
+/* The item of the last decode call when it returned WK_EVENT for an item, else NULL. Owned by the
+ * decoder; it and the bytes it points to live until the next call on the decoder. */
+const wk_iltp_item *wk_iltp_item_decoder_item(const wk_iltp_item_decoder *d);
 /* True at an item boundary with no partial item retained. */
 bool wk_iltp_item_decoder_at_boundary(const wk_iltp_item_decoder *d);
 
 /* Streamed Blob records. With streaming on, a top-level Blob record (type B, not an announced
- * operand) is not collected into an item: wk_iltp_item_decode returns WK_EVENT, with the details
+ * operand) is not collected into an item: wk_iltp_item_decoder_decode returns WK_EVENT, with the details
  * in wk_iltp_item_decoder_event(), once per event:
  *   WK_ILTP_BLOB_BEGIN  the glyph line, Data-Length and blank line are parsed: hash, length
  *   WK_ILTP_BLOB_DATA   the next slice of data, borrowed from the caller's input (not copied)
@@ -388,7 +412,8 @@ typedef struct wk_iltp_blob_event {
 
 /* Turns streaming of Blob records on or off (takes effect at the next record). */
 void wk_iltp_item_decoder_stream_blobs(wk_iltp_item_decoder *d, bool on);
-/* The event of the last call that returned WK_EVENT (valid until the next call). */
+/* The Blob event of the last call that returned WK_EVENT (owned by the decoder, valid until the
+ * next call); NULL when that event is a complete item (wk_iltp_item_decoder_item). */
 const wk_iltp_blob_event *wk_iltp_item_decoder_event(const wk_iltp_item_decoder *d);
 /* A bound on the bytes of the current and following items that are collected whole (fact
  * blocks, prefaces, Plex and Seal records, operands; not streamed Blob data): an item that
@@ -396,9 +421,11 @@ const wk_iltp_blob_event *wk_iltp_item_decoder_event(const wk_iltp_item_decoder 
  * arrive (a record whose Data-Length says it cannot fit, at that line). UINT64_MAX: none (the
  * default). The caller sets it before each call (a session: its remaining phase budget). */
 void wk_iltp_item_decoder_limit(wk_iltp_item_decoder *d, uint64_t limit);
-/* Finalization at EOF: WK_OK at an item boundary, else ILTP_ERR_TRUNCATED saying whether the
- * input ended inside a preface, a fact block or a record. */
-wk_code wk_iltp_item_decoder_finish(wk_iltp_item_decoder *d, wk_error *err);
+/* Finalization at EOF with the bytes still unread (rest: borrowed, never consumed; NULL or empty
+ * for none): WK_DONE at an item boundary with nothing unread, else WK_ERROR with
+ * ILTP_ERR_TRUNCATED saying whether the input ended inside a preface, a fact block or a record
+ * (the decoder then stays failed). Calling it again gives the same answer. */
+wk_result wk_iltp_item_decoder_finish(wk_iltp_item_decoder *d, const wk_in *rest, wk_error *err);
 
 /* For P and S records: whether the glyph hash equals BLAKE3 of the content (the presumed rule,
  * not enforced by the decoder). Blob hashes are always enforced. */
@@ -420,6 +447,20 @@ typedef struct wk_iltp_fact {
 size_t wk_iltp_facts_size(const wk_iltp_fact *rows, size_t n, wk_error *err);
 /* Writes the block into *out: WK_DONE, WK_NEED_OUTPUT with out untouched, or WK_ERROR. */
 wk_result wk_iltp_facts_encode(const wk_iltp_fact *rows, size_t n, wk_out *out, wk_error *err);
+
+/* A record reference "<type>.<B64A of the 32-byte hash>.H3": B (Blob), P, S, V (a By key). */
+#define WK_ILTP_REF_LEN 48
+/* Writes the reference of the given type and hash into out (WK_ILTP_REF_LEN bytes, no NUL). */
+void wk_iltp_ref_format(char type, const uint8_t hash[32], char out[WK_ILTP_REF_LEN]);
+/* True when p[0..n) is exactly a reference of the given type (canonical B64A): *hash gets it. */
+bool wk_iltp_ref_parse(const uint8_t *p, size_t n, char type, uint8_t hash[32]);
+
+/* A Blob's content begins with "Data-Length: N\n\n" (N canonical decimal), then the N data bytes;
+ * its hash is BLAKE3 of the whole content. */
+#define WK_ILTP_BLOB_CONTENT_HEAD_MAX 40
+/* Writes "Data-Length: <len>\n\n" into out (NUL-terminated, at most WK_ILTP_BLOB_CONTENT_HEAD_MAX
+ * bytes with the NUL) and returns its length without the NUL. */
+size_t wk_iltp_blob_content_head(uint64_t len, char out[WK_ILTP_BLOB_CONTENT_HEAD_MAX]);
 
 #define WK_ILTP_BLOB_HEAD_MAX 96
 /* BLAKE3 of a Blob's content for data[0..len). */
@@ -462,34 +503,45 @@ typedef enum wk_iltp_reader_phase {
     WK_ILTP_READER_FAILED
 } wk_iltp_reader_phase;
 
+/* Creates a reader (params read during the call; NULL: defaults). Memory comes from
+ * params->allocator (the reader, its item and stream decoders, its decoded buffer). NULL with *err
+ * (WK_ERR_NOMEM). */
 wk_iltp_reader *wk_iltp_reader_create(const wk_iltp_stack_params *params, wk_error *err);
-void wk_iltp_reader_free(wk_iltp_reader *r);
-/* One step over carrier bytes. Returns WK_DONE with *item (borrowed until the next call),
- * WK_NEED_INPUT when in is consumed, or WK_ERROR. After a PREFACE item the reader stops with
+/* Frees the reader and its decoders (NULL is fine). */
+void wk_iltp_reader_destroy(wk_iltp_reader *r);
+/* One step over carrier bytes (out must be NULL: WK_ERR_ARG otherwise). Returns WK_EVENT with
+ * an item (wk_iltp_reader_item; owned by the reader until the next call) or a streamed Blob event
+ * (wk_iltp_reader_event), WK_NEED_INPUT when in is consumed, or WK_ERROR (the reader stays failed
+ * and reports the same error again). After a PREFACE item the reader stops with
  * in->pos right after the preface's last raw byte and consumes nothing until
  * wk_iltp_reader_begin is called. A preface decoded out of a compressed stream is
  * ILTP_ERR_PREFACE_ENCODED; bytes after an end mark that do not begin a raw preface are
  * ILTP_ERR_AFTER_END_MARK. Offsets in errors count carrier bytes from the reader's start, except
  * item errors inside a compressed session, which count decoded bytes of that session (the
  * message says so). */
-wk_result wk_iltp_reader_next(wk_iltp_reader *r, wk_in *in, wk_iltp_item *item, wk_error *err);
+wk_result wk_iltp_reader_read(wk_iltp_reader *r, wk_in *in, wk_out *out, wk_error *err);
+/* The item of the last read when it returned WK_EVENT for an item, else NULL (owned by the
+ * reader; it and the bytes it points to live until the next call on the reader). */
+const wk_iltp_item *wk_iltp_reader_item(const wk_iltp_reader *r);
 /* Starts the logical session announced by the last preface, decoding `enc` (the encoding the
- * peer selected for this direction: wk_iltp_select(peer encode, local decode)). Fresh decoder
+ * peer selected for this direction: wk_iltp_offer_select(peer encode, local decode)). Fresh decoder
  * and dictionary state. */
 wk_code wk_iltp_reader_begin(wk_iltp_reader *r, wk_iltp_encoding enc, wk_error *err);
 /* Announces that the next item is an operand Blob (1 MiB cap). */
 void wk_iltp_reader_expect_operand(wk_iltp_reader *r);
-/* Finalization at EOF with the unread bytes (may be NULL): WK_OK for boundary EOF where the
- * direction's encoding is at its end (before a preface, after an end mark, or an identity item
- * boundary); ILTP_ERR_TRUNCATED for EOF inside an item or before a compressed end mark. */
-wk_code wk_iltp_reader_finish(wk_iltp_reader *r, const wk_in *rest, wk_error *err);
+/* Finalization at EOF with the unread bytes (rest: borrowed, never consumed; may be NULL): WK_DONE
+ * for boundary EOF where the direction's encoding is at its end (before a preface, after an end
+ * mark, or an identity item boundary); WK_ERROR with ILTP_ERR_TRUNCATED for EOF inside an item or
+ * before a compressed end mark (ILTP_ERR_AFTER_END_MARK for bad bytes after one). The reader then
+ * stays failed; calling it again gives the same answer. */
+wk_result wk_iltp_reader_finish(wk_iltp_reader *r, const wk_in *rest, wk_error *err);
 wk_iltp_reader_phase wk_iltp_reader_phase_get(const wk_iltp_reader *r);
 /* The encoding of the current session (identity before any). */
 wk_iltp_encoding wk_iltp_reader_encoding(const wk_iltp_reader *r);
 /* Carrier bytes consumed so far. */
 uint64_t wk_iltp_reader_consumed(const wk_iltp_reader *r);
-/* Streamed Blob records (see wk_iltp_item_decoder_stream_blobs): wk_iltp_reader_next returns
- * WK_EVENT with wk_iltp_reader_event() filled; DATA slices borrow from in (identity) or the
+/* Streamed Blob records (see wk_iltp_item_decoder_stream_blobs): wk_iltp_reader_read returns
+ * WK_EVENT with wk_iltp_reader_event() filled (NULL when the event is an item); DATA slices borrow from in (identity) or the
  * reader's decoded buffer (compressed) until the next call. The setting survives
  * re-prefacing. */
 void wk_iltp_reader_stream_blobs(wk_iltp_reader *r, bool on);
@@ -499,8 +551,11 @@ void wk_iltp_reader_limit(wk_iltp_reader *r, uint64_t limit);
 
 typedef struct wk_iltp_writer wk_iltp_writer;
 
+/* Creates a writer (params read during the call; NULL: defaults). Memory comes from
+ * params->allocator (the writer and its encoders). NULL with *err (WK_ERR_NOMEM). */
 wk_iltp_writer *wk_iltp_writer_create(const wk_iltp_stack_params *params, wk_error *err);
-void wk_iltp_writer_free(wk_iltp_writer *w);
+/* Frees the writer and its encoders (NULL is fine). */
+void wk_iltp_writer_destroy(wk_iltp_writer *w);
 /* begin_session: ends the open session (its end mark, when compressed and not yet written) and
  * writes the raw preface for the fresh logical session. Returns WK_DONE once every byte is in
  * out, WK_NEED_OUTPUT otherwise (call again with room; the arguments are taken on the first
@@ -508,11 +563,13 @@ void wk_iltp_writer_free(wk_iltp_writer *w);
 wk_result wk_iltp_writer_begin_session(wk_iltp_writer *w, const uint8_t nonce[WK_ILTP_NONCE_LEN],
                                        const char *decode, const char *encode, wk_out *out,
                                        wk_error *err);
-/* Fixes this session's outgoing encoding (wk_iltp_select(local encode, peer decode)) and primes
+/* Fixes this session's outgoing encoding (wk_iltp_offer_select(local encode, peer decode)) and primes
  * a fresh encoder. */
 wk_code wk_iltp_writer_select(wk_iltp_writer *w, wk_iltp_encoding enc, wk_error *err);
 /* Writes one accepted batch of complete items, ending with the encoding's flush. WK_DONE when
- * the batch is consumed and flushed into out, WK_NEED_OUTPUT otherwise (call again). */
+ * the batch is consumed and flushed into out, WK_NEED_OUTPUT otherwise (call again). batch and out
+ * are borrowed for the call. When the encoder fails the writer keeps that error: write,
+ * write_part, end, begin_session and select report it again unchanged (every field). */
 wk_result wk_iltp_writer_write(wk_iltp_writer *w, wk_in *batch, wk_out *out, wk_error *err);
 /* Writes part of a batch without ending it: consumes in as out allows (WK_NEED_INPUT once in is
  * consumed, WK_NEED_OUTPUT when out is full). The batch ends (with its flush) at the next
@@ -543,7 +600,7 @@ void wk_iltp_nonce_candidate(const uint8_t seed[32], uint64_t sequence, uint8_t 
 /* Derives the next usable nonce into out, skipping all-zero candidates and one equal to
  * peer_nonce (NULL if none is known). Sets *used_sequence (may be NULL) to the sequence value
  * that produced it. WK_ERR_ILTP_NONCE_EXHAUSTED (Integration) when no value is left. */
-wk_code wk_iltp_nonce_next(wk_iltp_nonce_gen *g, const uint8_t *peer_nonce, uint8_t out[32],
+wk_code wk_iltp_nonce_gen_next(wk_iltp_nonce_gen *g, const uint8_t *peer_nonce, uint8_t out[32],
                            uint64_t *used_sequence, wk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
@@ -579,10 +636,13 @@ typedef struct wk_iltp_address {
  * fragments, relative unix paths, bad or out-of-range ports, empty or invalid hosts, unknown
  * schemes, with WK_ERR_ILTP_ADDRESS, the offset of the offending byte and a clear message. */
 wk_code wk_iltp_address_parse(const char *s, size_t len, wk_iltp_address *a, wk_error *err);
-/* Formats *a canonically into dst (capacity cap, NUL-terminated): the scheme, the host (IPv6 in
+/* The length of the canonical text of *a (borrowed for the call): the scheme, the host (IPv6 in
  * brackets), the port when it differs from the default, and the ws/wss path when it is not
- * /interlace. Returns the length, or 0 if it does not fit. */
-size_t wk_iltp_address_format(const wk_iltp_address *a, char *dst, size_t cap);
+ * /interlace. WK_OK with *size, or WK_ERR_ARG (a NULL or unknown-scheme address). */
+wk_code wk_iltp_address_size(const wk_iltp_address *a, size_t *size, wk_error *err);
+/* Writes that text into *out (no NUL): WK_DONE, WK_NEED_OUTPUT with out untouched when it has less
+ * room than wk_iltp_address_size, or WK_ERROR (WK_ERR_ARG, whatever the room). */
+wk_result wk_iltp_address_encode(const wk_iltp_address *a, wk_out *out, wk_error *err);
 /* Name of a scheme ("stdio", "unix", "tcp", "quib", "ws", "wss"). */
 const char *wk_iltp_scheme_name(wk_iltp_scheme scheme);
 
@@ -730,7 +790,8 @@ typedef struct wk_iltp_session wk_iltp_session;
 /* Creates a session; the local preface is queued at once. Memory comes from p->allocator (the
  * session's own, its codecs' and its queues'). Returns NULL with *err. */
 wk_iltp_session *wk_iltp_session_create(const wk_iltp_session_params *p, uint64_t now_ms, wk_error *err);
-void wk_iltp_session_free(wk_iltp_session *s);
+/* Frees the session, its codecs and queues (NULL is fine). */
+void wk_iltp_session_destroy(wk_iltp_session *s);
 /* Carrier bytes received (out: NULL). Consumes in as far as it can:
  *   WK_NEED_INPUT   in is consumed
  *   WK_EVENT        a received Blob event (BEGIN, DATA, END) is ready in wk_iltp_session_event_get;
@@ -756,9 +817,11 @@ wk_code wk_iltp_session_blob_stored(wk_iltp_session *s, const uint8_t hash[32], 
                                     wk_error *err);
 /* True when send has bytes to give (or would ask for Blob data). */
 bool wk_iltp_session_wants_send(const wk_iltp_session *s);
-/* The peer's direction ended (rest: unread bytes, may be NULL). WK_OK when clean (boundary EOF at
- * fixed point, the session becomes CLOSED); ILTP_ERR_PREMATURE_EOF or ILTP_ERR_TRUNCATED. */
-wk_code wk_iltp_session_finish(wk_iltp_session *s, const wk_in *rest, wk_error *err);
+/* The peer's direction ended (rest: unread bytes, borrowed, never consumed; may be NULL). WK_DONE
+ * when clean (boundary EOF at fixed point, the session becomes CLOSED); else WK_ERROR with
+ * ILTP_ERR_PREMATURE_EOF or ILTP_ERR_TRUNCATED (the session is then FAILED). Calling it again
+ * gives the same answer. */
+wk_result wk_iltp_session_finish(wk_iltp_session *s, const wk_in *rest, wk_error *err);
 /* The time now; checks the phase deadline. */
 wk_code wk_iltp_session_tick(wk_iltp_session *s, uint64_t now_ms, wk_error *err);
 /* The local store advanced: at fixed point a new round starts (our advertisement is queued);

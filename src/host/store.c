@@ -72,12 +72,11 @@ static wk_code io_error(wk_error *err, int e, const char *what, const char *name
     return wk_error_set(err, WK_ERR_HOST_IO, WK_NO_OFFSET, "%s %s: %s", what, name, text);
 }
 
+/* A Blob the store is asked to take over the cap: the caller's (WK_ERR_ARG, Integration). */
 static wk_code too_large(wk_error *err, uint64_t len)
 {
-    wk_error_set(err, WK_ERR_ILTP_BLOB_TOO_LARGE, WK_NO_OFFSET, "Blob data of %llu bytes is over 32 MiB",
-                 (unsigned long long)len);
-    if (err) err->category = WK_CAT_INTEGRATION;
-    return WK_ERR_ILTP_BLOB_TOO_LARGE;
+    return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "%s: Blob data of %llu bytes is over 32 MiB",
+                        wk_error_name(WK_ERR_ILTP_BLOB_TOO_LARGE), (unsigned long long)len);
 }
 
 static void hash_name(const uint8_t hash[32], char name[NAME_LEN + 1])
@@ -97,10 +96,10 @@ static bool name_to_hash(const char *name, uint8_t hash[32])
 /* Starts the H3 Blob hash of a len-byte Blob: its content begins "Data-Length: N\n\n". */
 static void blob_hash_begin(wk_blake3_hasher *h, uint64_t len)
 {
-    char head[40];
-    int hl = snprintf(head, sizeof head, "Data-Length: %llu\n\n", (unsigned long long)len);
+    char head[WK_ILTP_BLOB_CONTENT_HEAD_MAX];
+    size_t hl = wk_iltp_blob_content_head(len, head);
     wk_blake3_init(h);
-    wk_blake3_update(h, head, (size_t)hl);
+    wk_blake3_update(h, head, hl);
 }
 
 static bool write_all(int fd, const uint8_t *p, size_t n, int *e)

@@ -192,7 +192,7 @@ static void conn_release(conn *c)
     conn **pp = &sv->conns;
     while (*pp && *pp != c) pp = &(*pp)->next;
     if (*pp) *pp = c->next;
-    wk_iltp_session_free(c->s);
+    wk_iltp_session_destroy(c->s);
     wk_host_free(&c->mem, c->wbuf);
     free(c);
     sv->active--;
@@ -631,7 +631,7 @@ static void ev_ended(wk_carrier *car)
     c->peer_ended = true;
     if (!c->s) return;
     wk_error e;
-    if (wk_iltp_session_finish(c->s, NULL, &e) != WK_OK) { /* premature, or inside an item */
+    if (wk_iltp_session_finish(c->s, NULL, &e) != WK_DONE) { /* premature, or inside an item */
         fail_conn(c, &e);
         return;
     }
@@ -965,7 +965,10 @@ int wk_host_sync_run(const wk_host_sync_opts *o, wk_error *err)
         sv.listener->accepted = on_accepted;
         if (o->addr.scheme != WK_ILTP_SCHEME_STDIO) { /* stdio: one session, no address to print */
             char text[WK_ILTP_ADDRESS_MAX + 64];
-            wk_iltp_address_format(&sv.listener->address, text, sizeof text);
+            wk_out to = {(uint8_t *)text, sizeof text - 1, 0};
+            wk_error te;
+            wk_iltp_address_encode(&sv.listener->address, &to, &te); /* a parsed address: fits */
+            text[to.pos] = 0;
             fprintf(sv.out, "listening on %s\n", text);
             fflush(sv.out);
         }

@@ -594,17 +594,17 @@ uint16_t wk_ws_reader_close_code(const wk_ws_reader *r, const char **reason)
     return r->closed ? r->close_code : 0;
 }
 
-wk_code wk_ws_reader_finish(wk_ws_reader *r, const wk_in *rest, wk_error *err)
+wk_result wk_ws_reader_finish(wk_ws_reader *r, const wk_in *rest, wk_error *err)
 {
-    (void)rest;
     if (r->failed) {
         if (err) *err = r->fail;
-        return r->fail.code;
+        return WK_ERROR;
     }
-    if (r->closed) return WK_OK;
-    return wk_error_set(err, WK_ERR_HOST_WS_CLOSED, r->pulled + (rest ? rest->size - rest->pos : 0),
+    if (r->closed) return WK_DONE;
+    wk_error_set(err, WK_ERR_HOST_WS_CLOSED, r->pulled + (rest ? rest->size - rest->pos : 0),
                         "the connection ended without a WebSocket close frame%s",
                         r->in_frame || r->msg_open || r->pulled > r->next_frame_off ? " (inside a message)" : "");
+    return WK_ERROR;
 }
 
 uint16_t wk_ws_close_code_for(wk_code code)

@@ -149,9 +149,11 @@ wk_ws_event wk_ws_reader_event(const wk_ws_reader *r, const uint8_t **data, size
 /* The close status (1005 when the close frame carried none) and reason (NUL-terminated,
  * borrowed) once a close was received; 0 before. */
 uint16_t wk_ws_reader_close_code(const wk_ws_reader *r, const char **reason);
-/* The transport ended (rest: bytes after the last read, may be NULL). WK_OK after a close frame;
- * else WK_ERR_HOST_WS_CLOSED (the connection ended without a close frame; Transport). */
-wk_code wk_ws_reader_finish(wk_ws_reader *r, const wk_in *rest, wk_error *err);
+/* The transport ended (rest: bytes after the last read, borrowed, never consumed; may be NULL).
+ * WK_DONE after a close frame; else WK_ERROR with WK_ERR_HOST_WS_CLOSED (the connection ended
+ * without a close frame; Transport) or the reader's own failure. The same answer when called
+ * again. */
+wk_result wk_ws_reader_finish(wk_ws_reader *r, const wk_in *rest, wk_error *err);
 /* The status code a carrier should send when closing after this reader's error. */
 uint16_t wk_ws_close_code_for(wk_code code);
 

@@ -19,6 +19,8 @@
 #define HOST_NAME_MAX_LEN 253
 #define LABEL_MAX_LEN 63
 #define DEFAULT_WS_PATH "/interlace"
+/* the longest canonical text and its NUL: scheme, ":[", host, "]", ":port", path */
+#define ADDRESS_TEXT_MAX (16 + 256 + 8 + WK_ILTP_ADDRESS_MAX)
 
 typedef struct scheme_info {
     const char *name;
@@ -367,35 +369,49 @@ wk_code wk_iltp_address_parse(const char *s, size_t len, wk_iltp_address *out, w
     return WK_OK;
 }
 
-size_t wk_iltp_address_format(const wk_iltp_address *a, char *dst, size_t cap)
+/* The canonical text of *a into buf (NUL-terminated): WK_OK with *len, or WK_ERR_ARG. */
+static wk_code address_build(const wk_iltp_address *a, char buf[ADDRESS_TEXT_MAX], size_t *len, wk_error *err)
 {
-    if (!dst || cap == 0) return 0;
-    dst[0] = 0;
     const scheme_info *si = a ? scheme_by_id(a->scheme) : NULL;
-    if (!si) return 0;
+    if (!si) return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "no address or an unknown scheme");
     int host_len = (int)strnlen(a->host, sizeof a->host);
     int path_len = (int)strnlen(a->path, sizeof a->path);
     int n;
     switch (a->scheme) {
-    case WK_ILTP_SCHEME_STDIO: n = snprintf(dst, cap, "stdio"); break;
-    case WK_ILTP_SCHEME_UNIX: n = snprintf(dst, cap, "unix:%.*s", path_len, a->path); break;
+    case WK_ILTP_SCHEME_STDIO: n = snprintf(buf, ADDRESS_TEXT_MAX, "stdio"); break;
+    case WK_ILTP_SCHEME_UNIX: n = snprintf(buf, ADDRESS_TEXT_MAX, "unix:%.*s", path_len, a->path); break;
     default: {
         char port[8] = "";
         if (a->port != si->default_port) snprintf(port, sizeof port, ":%u", (unsigned)a->port);
         bool ws = a->scheme == WK_ILTP_SCHEME_WS || a->scheme == WK_ILTP_SCHEME_WSS;
         if (!ws || strncmp(a->path, DEFAULT_WS_PATH, sizeof a->path) == 0) path_len = 0;
         if (a->host_kind == WK_ILTP_HOST_IPV6)
-            n = snprintf(dst, cap, "%s:[%.*s]%s%.*s", si->name, host_len, a->host, port, path_len,
+            n = snprintf(buf, ADDRESS_TEXT_MAX, "%s:[%.*s]%s%.*s", si->name, host_len, a->host, port, path_len,
                          a->path);
         else
-            n = snprintf(dst, cap, "%s:%.*s%s%.*s", si->name, host_len, a->host, port, path_len,
+            n = snprintf(buf, ADDRESS_TEXT_MAX, "%s:%.*s%s%.*s", si->name, host_len, a->host, port, path_len,
                          a->path);
         break;
     }
     }
-    if (n < 0 || (size_t)n >= cap) {
-        dst[0] = 0;
-        return 0;
-    }
-    return (size_t)n;
+    if (n < 0 || n >= ADDRESS_TEXT_MAX) return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "address text");
+    *len = (size_t)n;
+    return WK_OK;
+}
+
+wk_code wk_iltp_address_size(const wk_iltp_address *a, size_t *size, wk_error *err)
+{
+    char buf[ADDRESS_TEXT_MAX];
+    return address_build(a, buf, size, err);
+}
+
+wk_result wk_iltp_address_encode(const wk_iltp_address *a, wk_out *out, wk_error *err)
+{
+    char buf[ADDRESS_TEXT_MAX];
+    size_t n = 0;
+    if (address_build(a, buf, &n, err) != WK_OK) return WK_ERROR;
+    if (out->size - out->pos < n) return WK_NEED_OUTPUT;
+    memcpy(out->dst + out->pos, buf, n);
+    out->pos += n;
+    return WK_DONE;
 }

@@ -26,6 +26,8 @@ struct wk_iltp_reader {
     wk_error failure;
     size_t dpos, dlen;
     uint8_t *dbuf;               /* DBUF bytes, made for the first compressed session */
+    wk_iltp_item item;           /* the item of the last WK_EVENT that was an item */
+    bool item_ready;
 };
 
 wk_iltp_reader *wk_iltp_reader_create(const wk_iltp_stack_params *params, wk_error *err)
@@ -50,11 +52,11 @@ wk_iltp_reader *wk_iltp_reader_create(const wk_iltp_stack_params *params, wk_err
     return r;
 }
 
-void wk_iltp_reader_free(wk_iltp_reader *r)
+void wk_iltp_reader_destroy(wk_iltp_reader *r)
 {
     if (!r) return;
-    wk_iltp_item_decoder_free(r->items);
-    for (int i = 0; i < 3; i++) wk_iltp_decoder_free(r->dec[i]);
+    wk_iltp_item_decoder_destroy(r->items);
+    for (int i = 0; i < 3; i++) wk_iltp_decoder_destroy(r->dec[i]);
     if (r->dbuf) r->alloc.free(r->alloc.opaque, r->dbuf);
     r->alloc.free(r->alloc.opaque, r);
 }
@@ -64,7 +66,11 @@ wk_iltp_encoding wk_iltp_reader_encoding(const wk_iltp_reader *r) { return r->en
 uint64_t wk_iltp_reader_consumed(const wk_iltp_reader *r) { return r->consumed; }
 void wk_iltp_reader_expect_operand(wk_iltp_reader *r) { wk_iltp_item_decoder_expect_operand(r->items); }
 void wk_iltp_reader_stream_blobs(wk_iltp_reader *r, bool on) { wk_iltp_item_decoder_stream_blobs(r->items, on); }
-const wk_iltp_blob_event *wk_iltp_reader_event(const wk_iltp_reader *r) { return wk_iltp_item_decoder_event(r->items); }
+const wk_iltp_blob_event *wk_iltp_reader_event(const wk_iltp_reader *r)
+{
+    return r->item_ready ? NULL : wk_iltp_item_decoder_event(r->items);
+}
+const wk_iltp_item *wk_iltp_reader_item(const wk_iltp_reader *r) { return r->item_ready ? &r->item : NULL; }
 void wk_iltp_reader_limit(wk_iltp_reader *r, uint64_t limit) { wk_iltp_item_decoder_limit(r->items, limit); }
 
 static wk_result rfail(wk_iltp_reader *r, wk_error *err, const wk_error *e)
@@ -118,17 +124,15 @@ static wk_result raw_items(wk_iltp_reader *r, wk_in *in, wk_iltp_item *item, wk_
 {
     size_t before = in->pos;
     wk_error e;
-    wk_result res = wk_iltp_item_decode(r->items, in, item, &e);
+    wk_result res = wk_iltp_item_decoder_step(r->items, in, item, &e);
     r->consumed += in->pos - before;
     if (res == WK_ERROR) {
         /* item offsets count from the session start (identity) or from the raw phase start */
         e.offset += r->session_start;
         if (r->phase != WK_ILTP_READER_SESSION && e.code == WK_ERR_ILTP_ITEM_LEAD) {
-            e.code = r->after_end ? WK_ERR_ILTP_AFTER_END_MARK : WK_ERR_ILTP_PREFACE;
-            e.category = WK_CAT_PEER_PROTOCOL;
-            snprintf(e.msg, sizeof e.msg, "%s", r->after_end
-                     ? "bytes after the end mark do not begin a raw preface"
-                     : "the peer preface must come first");
+            wk_error_set(&e, r->after_end ? WK_ERR_ILTP_AFTER_END_MARK : WK_ERR_ILTP_PREFACE, e.offset, "%s",
+                         r->after_end ? "bytes after the end mark do not begin a raw preface"
+                                      : "the peer preface must come first");
         }
         return rfail(r, err, &e);
     }
@@ -144,7 +148,7 @@ static wk_result compressed_items(wk_iltp_reader *r, wk_in *in, wk_iltp_item *it
     for (;;) {
         wk_in din = {r->dbuf, r->dlen, r->dpos};
         wk_error e;
-        wk_result res = wk_iltp_item_decode(r->items, &din, item, &e);
+        wk_result res = wk_iltp_item_decoder_step(r->items, &din, item, &e);
         r->dpos = din.pos;
         if (res == WK_ERROR) {
             if (e.code == WK_ERR_ILTP_PREFACE_ENCODED) return rfail(r, err, &e);
@@ -164,7 +168,7 @@ static wk_result compressed_items(wk_iltp_reader *r, wk_in *in, wk_iltp_item *it
         r->dpos = r->dlen = 0;
         wk_out out = {r->dbuf, DBUF, 0};
         size_t before = in->pos;
-        res = wk_iltp_decode(r->stream, &out, in, &e);
+        res = wk_iltp_decoder_decode(r->stream, in, &out, &e);
         r->consumed += in->pos - before;
         r->dlen = out.pos;
         if (res == WK_ERROR) {
@@ -188,7 +192,7 @@ static wk_result compressed_items(wk_iltp_reader *r, wk_in *in, wk_iltp_item *it
     }
 }
 
-wk_result wk_iltp_reader_next(wk_iltp_reader *r, wk_in *in, wk_iltp_item *item, wk_error *err)
+static wk_result reader_step(wk_iltp_reader *r, wk_in *in, wk_error *err)
 {
     switch (r->phase) {
     case WK_ILTP_READER_FAILED:
@@ -199,43 +203,53 @@ wk_result wk_iltp_reader_next(wk_iltp_reader *r, wk_in *in, wk_iltp_item *item, 
         return WK_ERROR;
     case WK_ILTP_READER_NO_SESSION:
     case WK_ILTP_READER_ENDED:
-        return raw_items(r, in, item, err);
+        return raw_items(r, in, &r->item, err);
     default:
-        if (r->enc == WK_ILTP_IDENTITY) return raw_items(r, in, item, err);
-        return compressed_items(r, in, item, err);
+        if (r->enc == WK_ILTP_IDENTITY) return raw_items(r, in, &r->item, err);
+        return compressed_items(r, in, &r->item, err);
     }
 }
 
-wk_code wk_iltp_reader_finish(wk_iltp_reader *r, const wk_in *rest, wk_error *err)
+wk_result wk_iltp_reader_read(wk_iltp_reader *r, wk_in *in, wk_out *out, wk_error *err)
+{
+    r->item_ready = false;
+    if (out) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "the reader produces no bytes: pass out = NULL");
+        return WK_ERROR;
+    }
+    wk_result res = reader_step(r, in, err);
+    if (res != WK_DONE) return res;
+    r->item_ready = true;
+    return WK_EVENT;
+}
+
+wk_result wk_iltp_reader_finish(wk_iltp_reader *r, const wk_in *rest, wk_error *err)
 {
     wk_error e;
     if (r->phase == WK_ILTP_READER_FAILED) {
         if (err) *err = r->failure;
-        return r->failure.code;
+        return WK_ERROR;
     }
     if (r->phase == WK_ILTP_READER_SESSION && r->stream) {
         if (r->dpos < r->dlen || !wk_iltp_item_decoder_at_boundary(r->items)) {
-            wk_iltp_item_decoder_finish(r->items, &e);
-            if (e.code == WK_OK || r->dpos < r->dlen)
+            if (r->dpos < r->dlen || wk_iltp_item_decoder_finish(r->items, NULL, &e) == WK_DONE)
                 wk_error_set(&e, WK_ERR_ILTP_TRUNCATED, r->consumed, "input ended inside an item");
             else
                 e.offset = r->consumed;
-            rfail(r, err, &e);
-            return e.code;
+            return rfail(r, err, &e);
         }
-        if (wk_iltp_decoder_finish(r->stream, rest, &e) != WK_OK) {
+        if (wk_iltp_decoder_finish(r->stream, rest, &e) != WK_DONE) {
             e.offset = r->consumed;
-            rfail(r, err, &e);
-            return e.code;
+            return rfail(r, err, &e);
         }
-        return WK_OK;
+        return WK_DONE;
     }
-    if (wk_iltp_item_decoder_finish(r->items, &e) != WK_OK) {
+    /* the raw phase: unread carrier bytes are judged by the caller's next read, not here */
+    if (wk_iltp_item_decoder_finish(r->items, NULL, &e) != WK_DONE) {
         e.offset += r->session_start;
-        rfail(r, err, &e);
-        return e.code;
+        return rfail(r, err, &e);
     }
-    return WK_OK;
+    return WK_DONE;
 }
 
 /* --------------------------------------------------------------------------------------------- */
@@ -251,6 +265,7 @@ struct wk_iltp_writer {
     wk_iltp_encoder *encs[3];
     bool session_open;   /* a session exists whose end mark has not been written */
     size_t pre_len, pre_pos;
+    wk_error failure;    /* W_FAILED: the first failure, reported again unchanged */
     uint8_t pre[WK_ILTP_PREFACE_MAX];
 };
 
@@ -269,39 +284,66 @@ wk_iltp_writer *wk_iltp_writer_create(const wk_iltp_stack_params *params, wk_err
     return w;
 }
 
-void wk_iltp_writer_free(wk_iltp_writer *w)
+void wk_iltp_writer_destroy(wk_iltp_writer *w)
 {
     if (!w) return;
-    for (int i = 0; i < 3; i++) wk_iltp_encoder_free(w->encs[i]);
+    for (int i = 0; i < 3; i++) wk_iltp_encoder_destroy(w->encs[i]);
     w->alloc.free(w->alloc.opaque, w);
 }
 
-static wk_result wfail(wk_iltp_writer *w, wk_error *err, wk_code code, const char *what)
+/* Misuse (a call out of order): refused, the writer unchanged. */
+static wk_result wmisuse(wk_error *err, wk_code code, const char *what)
 {
-    if (code != WK_ERR_STATE && code != WK_ERR_ARG) w->phase = W_FAILED;
     wk_error_set(err, code, WK_NO_OFFSET, "%s", what);
     return WK_ERROR;
+}
+
+/* The writer's encoder failed (e): the writer keeps that error and reports it again unchanged. */
+static wk_result wfailed(wk_iltp_writer *w, wk_error *err, const wk_error *e)
+{
+    w->phase = W_FAILED;
+    w->failure = *e;
+    if (err) *err = w->failure;
+    return WK_ERROR;
+}
+
+/* An encoder step of the writer's session; a failure fails the writer. */
+static wk_result wencode(wk_iltp_writer *w, wk_in *in, wk_out *out, wk_iltp_op op, wk_error *err)
+{
+    wk_error e;
+    wk_result r = wk_iltp_encoder_encode(w->stream, in, out, op, &e);
+    if (r == WK_ERROR) return wfailed(w, err, &e);
+    return r;
+}
+
+/* True (with *err = the failure) when the writer has failed. */
+static bool wis_failed(const wk_iltp_writer *w, wk_error *err)
+{
+    if (w->phase != W_FAILED) return false;
+    if (err) *err = w->failure;
+    return true;
 }
 
 wk_result wk_iltp_writer_begin_session(wk_iltp_writer *w, const uint8_t nonce[WK_ILTP_NONCE_LEN],
                                        const char *decode, const char *encode, wk_out *out,
                                        wk_error *err)
 {
-    if (w->phase == W_FAILED) return wfail(w, err, WK_ERR_STATE, "writer failed earlier");
+    if (wis_failed(w, err)) return WK_ERROR;
     if (w->phase != W_CLOSING && w->phase != W_PREFACE) {
-        /* first call: take the arguments */
-        size_t n = wk_iltp_preface_format(w->params.form == WK_ILTP_FORM_ANY ? WK_ILTP_FORM_0_13 : w->params.form,
-                                          nonce, decode, encode, w->pre, sizeof w->pre, err);
-        if (n == 0) {
-            if (err) err->category = WK_CAT_INTEGRATION;
+        /* first call: take the arguments; invalid ones are the caller's (WK_ERR_ARG) */
+        wk_error pe;
+        wk_out po = {w->pre, sizeof w->pre, 0}; /* WK_ILTP_PREFACE_MAX: every preface fits */
+        if (wk_iltp_preface_encode(w->params.form == WK_ILTP_FORM_ANY ? WK_ILTP_FORM_0_13 : w->params.form,
+                                   nonce, decode, encode, &po, &pe) != WK_DONE) {
+            wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "preface arguments: %s: %.150s", wk_error_name(pe.code), pe.msg);
             return WK_ERROR;
         }
-        w->pre_len = n;
+        w->pre_len = po.pos;
         w->pre_pos = 0;
         w->phase = (w->session_open && w->stream) ? W_CLOSING : W_PREFACE;
     }
     if (w->phase == W_CLOSING) {
-        wk_result r = wk_iltp_encode(w->stream, out, NULL, WK_ILTP_END, err);
+        wk_result r = wencode(w, NULL, out, WK_ILTP_END, err);
         if (r != WK_DONE) return r;
         w->session_open = false;
         w->phase = W_PREFACE;
@@ -320,6 +362,7 @@ wk_result wk_iltp_writer_begin_session(wk_iltp_writer *w, const uint8_t nonce[WK
 
 wk_code wk_iltp_writer_select(wk_iltp_writer *w, wk_iltp_encoding enc, wk_error *err)
 {
+    if (wis_failed(w, err)) return w->failure.code;
     if (w->phase != W_AWAIT_SELECT)
         return wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, "select follows begin_session");
     if (enc < WK_ILTP_IDENTITY || enc > WK_ILTP_ZSTD20C)
@@ -341,30 +384,27 @@ wk_code wk_iltp_writer_select(wk_iltp_writer *w, wk_iltp_encoding enc, wk_error 
 
 wk_result wk_iltp_writer_write(wk_iltp_writer *w, wk_in *batch, wk_out *out, wk_error *err)
 {
-    if (w->phase != W_SESSION) return wfail(w, err, WK_ERR_STATE, "no session to write items in");
-    wk_result r = wk_iltp_encode(w->stream, out, batch, WK_ILTP_FLUSH, err);
-    if (r == WK_ERROR) w->phase = W_FAILED;
-    return r;
+    if (wis_failed(w, err)) return WK_ERROR;
+    if (w->phase != W_SESSION) return wmisuse(err, WK_ERR_STATE, "no session to write items in");
+    return wencode(w, batch, out, WK_ILTP_FLUSH, err);
 }
 
 wk_result wk_iltp_writer_write_part(wk_iltp_writer *w, wk_in *in, wk_out *out, wk_error *err)
 {
-    if (w->phase != W_SESSION) return wfail(w, err, WK_ERR_STATE, "no session to write items in");
-    wk_result r = wk_iltp_encode(w->stream, out, in, WK_ILTP_CONTINUE, err);
-    if (r == WK_ERROR) w->phase = W_FAILED;
-    return r;
+    if (wis_failed(w, err)) return WK_ERROR;
+    if (w->phase != W_SESSION) return wmisuse(err, WK_ERR_STATE, "no session to write items in");
+    return wencode(w, in, out, WK_ILTP_CONTINUE, err);
 }
 
 wk_result wk_iltp_writer_end(wk_iltp_writer *w, wk_out *out, wk_error *err)
 {
     if (w->phase == W_ENDED) return WK_DONE;
-    if (w->phase != W_SESSION) return wfail(w, err, WK_ERR_STATE, "no session to end");
-    wk_result r = wk_iltp_encode(w->stream, out, NULL, WK_ILTP_END, err);
+    if (wis_failed(w, err)) return WK_ERROR;
+    if (w->phase != W_SESSION) return wmisuse(err, WK_ERR_STATE, "no session to end");
+    wk_result r = wencode(w, NULL, out, WK_ILTP_END, err);
     if (r == WK_DONE) {
         w->phase = W_ENDED;
         w->session_open = false;
-    } else if (r == WK_ERROR) {
-        w->phase = W_FAILED;
     }
     return r;
 }

@@ -136,11 +136,11 @@ bool wk_iltp_fact_arg_next(const wk_iltp_fact_row *row, size_t *pos, const uint8
     return true;
 }
 
-/* Encoder errors are the rule's code with the Integration category. */
+/* Encoder refusals are WK_ERR_ILTP_ENCODE (Integration: the local side cannot build a canonical
+ * block); the message names the row, the rule's code and why. */
 static size_t integ(wk_error *err, wk_code code, size_t row, const char *why)
 {
-    wk_error_set(err, code, WK_NO_OFFSET, "row %zu: %s", row, why);
-    if (err) err->category = WK_CAT_INTEGRATION;
+    wk_error_set(err, WK_ERR_ILTP_ENCODE, WK_NO_OFFSET, "row %zu: %s: %s", row, wk_error_name(code), why);
     return 0;
 }
 

@@ -10,4 +10,9 @@ wk_code wk_iltp_text_nfc_check(const uint8_t *p, size_t n, size_t *bad, const ch
  * with *bad (offset in the line) and *why (static message). */
 wk_code wk_iltp_fact_line_check(const uint8_t *p, size_t n, size_t *bad, const char **why,
                                 size_t *arity);
+/* The item decoder's step with the item filled into *item (WK_DONE) instead of the decoder's
+ * own (the reader collects into its own item without a copy); otherwise as
+ * wk_iltp_item_decoder_decode. */
+wk_result wk_iltp_item_decoder_step(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *item,
+                                    wk_error *err);
 #endif

@@ -50,6 +50,9 @@ struct wk_iltp_item_decoder {
     wk_iltp_blob_event ev;
     uint64_t hash_err_off;  /* stream offset of the glyph hash of the streamed record */
     uint64_t limit;         /* bound on whole-collected items (UINT64_MAX: none) */
+    /* the public step's item (the reader collects into its own) */
+    wk_iltp_item item;
+    bool item_ready;        /* the last public step's WK_EVENT is an item */
 };
 
 
@@ -71,7 +74,7 @@ wk_iltp_item_decoder *wk_iltp_item_decoder_create(const wk_iltp_item_decoder_par
     return d;
 }
 
-void wk_iltp_item_decoder_free(wk_iltp_item_decoder *d)
+void wk_iltp_item_decoder_destroy(wk_iltp_item_decoder *d)
 {
     if (!d) return;
     if (d->buf) d->alloc.free(d->alloc.opaque, d->buf);
@@ -111,7 +114,14 @@ void wk_iltp_item_decoder_expect_operand(wk_iltp_item_decoder *d) { d->expect_op
 void wk_iltp_item_decoder_expect_preface(wk_iltp_item_decoder *d) { d->expect_preface = true; }
 void wk_iltp_item_decoder_forbid_preface(wk_iltp_item_decoder *d, bool forbid) { d->forbid_preface = forbid; }
 void wk_iltp_item_decoder_stream_blobs(wk_iltp_item_decoder *d, bool on) { d->stream_blobs = on; }
-const wk_iltp_blob_event *wk_iltp_item_decoder_event(const wk_iltp_item_decoder *d) { return &d->ev; }
+const wk_iltp_blob_event *wk_iltp_item_decoder_event(const wk_iltp_item_decoder *d)
+{
+    return d->item_ready ? NULL : &d->ev;
+}
+const wk_iltp_item *wk_iltp_item_decoder_item(const wk_iltp_item_decoder *d)
+{
+    return d->item_ready ? &d->item : NULL;
+}
 void wk_iltp_item_decoder_limit(wk_iltp_item_decoder *d, uint64_t limit) { d->limit = limit; }
 
 /* The current record is (or, before its glyph line, may become) a streamed Blob record. */
@@ -209,18 +219,15 @@ static size_t upto_lf(const wk_in *in, bool *lf)
     return q ? (size_t)(q - p) + 1 : avail;
 }
 
-static int b64a_hash(const uint8_t *text, uint8_t out[32])
-{
-    size_t n;
-    return wk_b64a_decode((const char *)text, 43, out, 32, &n, NULL) == WK_OK ? 0 : -1;
-}
-
-/* `X.<43 B64A>.H3` at p (48 bytes); returns 0 and the hash, or -1. */
-static int parse_ref(const uint8_t *p, size_t n, char type, uint8_t hash[32])
-{
-    if (n != 48 || p[0] != (uint8_t)type || p[1] != '.' || memcmp(p + 45, ".H3", 3) != 0) return -1;
-    return b64a_hash(p + 2, hash);
-}
+/* Where error offsets point inside a glyph line "🖧: X.<hash>.H3\n": the type letter, and the
+ * hash counted back from the end of the line. */
+#define GLYPH_TYPE_AT WK_ILTP_RECORD_LEAD_LEN
+#define GLYPH_HASH_FROM_END (WK_ILTP_NONCE_TEXT_LEN + sizeof ".H3\n" - 1)
+_Static_assert(GLYPH_HASH_FROM_END == 47, "the glyph hash starts 47 bytes before the line's end");
+/* "Data-Length: " before the decimal */
+#define DLEN_PREFIX "Data-Length: "
+#define DLEN_PREFIX_LEN (sizeof DLEN_PREFIX - 1)
+_Static_assert(DLEN_PREFIX_LEN == 13, "Data-Length: is 13 bytes");
 
 /* A header value: UTF-8 without C0 controls or DEL. */
 static bool value_ok(const uint8_t *p, size_t n)
@@ -326,14 +333,14 @@ static wk_result record_line(wk_iltp_item_decoder *d, wk_error *err)
             return fail(d, err, WK_ERR_ILTP_RECORD, at, "expected the record glyph line");
         char t = n > WK_ILTP_RECORD_LEAD_LEN ? (char)l[WK_ILTP_RECORD_LEAD_LEN] : 0;
         if (t != 'B' && t != 'P' && t != 'S')
-            return fail(d, err, WK_ERR_ILTP_RECORD, at + 6, "record type must be B, P or S");
+            return fail(d, err, WK_ERR_ILTP_RECORD, at + GLYPH_TYPE_AT, "record type must be B, P or S");
         if (d->expect && t != d->expect) {
-            return fail(d, err, WK_ERR_ILTP_RECORD, at + 6, d->expect == 'P' ? "a Seal must contain a Plex" :
+            return fail(d, err, WK_ERR_ILTP_RECORD, at + GLYPH_TYPE_AT, d->expect == 'P' ? "a Seal must contain a Plex" :
                         d->expect == 'B' ? (d->operand ? "an operand must be a Blob" : "a Plex must contain a Blob")
                                          : "unexpected record type");
         }
-        if (parse_ref(l + 6, n - 6, t, d->hash[d->levels]) != 0)
-            return fail(d, err, WK_ERR_ILTP_RECORD, at + 6, "glyph line is not X.<B64A hash>.H3");
+        if (!wk_iltp_ref_parse(l + GLYPH_TYPE_AT, n - GLYPH_TYPE_AT, t, d->hash[d->levels]))
+            return fail(d, err, WK_ERR_ILTP_RECORD, at + GLYPH_TYPE_AT, "glyph line is not X.<B64A hash>.H3");
         d->glyph_end[d->levels] = d->len;
         if (d->levels == 0) d->outer = t;
         d->levels++;
@@ -343,7 +350,7 @@ static wk_result record_line(wk_iltp_item_decoder *d, wk_error *err)
         break;
     }
     case RS_BY:
-        if (n < 4 || memcmp(l, "By: ", 4) != 0 || parse_ref(l + 4, n - 4, 'V', d->by) != 0)
+        if (n < 4 || memcmp(l, "By: ", 4) != 0 || !wk_iltp_ref_parse(l + 4, n - 4, 'V', d->by))
             return fail(d, err, WK_ERR_ILTP_RECORD, at, "expected 'By: V.<hash>.H3'");
         d->rstage = RS_MARK;
         break;
@@ -356,18 +363,19 @@ static wk_result record_line(wk_iltp_item_decoder *d, wk_error *err)
         break;
     case RS_DLEN: {
         uint64_t v;
-        if (n < 14 || memcmp(l, "Data-Length: ", 13) != 0 || !canonical_decimal(l + 13, n - 13, &v))
+        if (n <= DLEN_PREFIX_LEN || memcmp(l, DLEN_PREFIX, DLEN_PREFIX_LEN) != 0 ||
+            !canonical_decimal(l + DLEN_PREFIX_LEN, n - DLEN_PREFIX_LEN, &v))
             return fail(d, err, WK_ERR_ILTP_RECORD, at, "expected 'Data-Length: <canonical decimal>'");
         if (v > WK_ILTP_BLOB_DATA_CAP)
-            return fail(d, err, WK_ERR_ILTP_BLOB_TOO_LARGE, at + 13, "Blob data over 32 MiB");
+            return fail(d, err, WK_ERR_ILTP_BLOB_TOO_LARGE, at + DLEN_PREFIX_LEN, "Blob data over 32 MiB");
         /* the whole item is known now: glyph lines, fields, this line, the blank line, data */
         uint64_t total = (uint64_t)d->len + 1 + v;
         if (d->operand && total > WK_ILTP_OPERAND_CAP)
-            return fail(d, err, WK_ERR_ILTP_OPERAND_TOO_LARGE, at + 13, "operand Blob over 1 MiB");
+            return fail(d, err, WK_ERR_ILTP_OPERAND_TOO_LARGE, at + DLEN_PREFIX_LEN, "operand Blob over 1 MiB");
         if (total > d->max_item)
-            return fail(d, err, WK_ERR_ILTP_ITEM_TOO_LARGE, at + 13, "item over the item cap");
+            return fail(d, err, WK_ERR_ILTP_ITEM_TOO_LARGE, at + DLEN_PREFIX_LEN, "item over the item cap");
         if (!may_stream(d) && total > d->limit)
-            return fail(d, err, WK_ERR_ILTP_BUDGET, at + 13, "received-control budget exceeded");
+            return fail(d, err, WK_ERR_ILTP_BUDGET, at + DLEN_PREFIX_LEN, "received-control budget exceeded");
         d->data_len = v;
         wk_blake3_update(&d->h, l, n + 1);
         d->rstage = RS_BLANK;
@@ -383,7 +391,7 @@ static wk_result record_line(wk_iltp_item_decoder *d, wk_error *err)
             memcpy(d->ev.hash, d->hash[0], 32);
             d->ev.length = d->data_len;
             d->ev.offset = d->offset;
-            d->hash_err_off = d->offset + d->glyph_end[0] - 47;
+            d->hash_err_off = d->offset + d->glyph_end[0] - GLYPH_HASH_FROM_END;
             d->offset += d->len;
             d->len = 0;
             d->scan = 0;
@@ -413,6 +421,7 @@ static wk_result record_prefix_check(wk_iltp_item_decoder *d, wk_error *err)
     static const char glyph[] = WK_ILTP_RECORD_LEAD;
     const uint8_t *l = d->buf + d->scan;
     size_t n = d->len - d->scan;
+    if (n && d->buf[d->len - 1] == '\n') n--; /* a complete line: its content */
     const char *fixed = NULL;
     switch (d->rstage) {
     case RS_GLYPH: fixed = glyph; break;
@@ -438,11 +447,11 @@ static wk_result blob_done(wk_iltp_item_decoder *d, wk_iltp_item *item, wk_error
     uint8_t h[32];
     wk_blake3_finalize(&d->h, h, 32);
     if (memcmp(h, d->hash[d->levels - 1], 32) != 0)
-        return fail(d, err, WK_ERR_ILTP_RECORD_HASH, d->glyph_end[d->levels - 1] - 47, "Blob glyph hash does not match BLAKE3 of its content");
+        return fail(d, err, WK_ERR_ILTP_RECORD_HASH, d->glyph_end[d->levels - 1] - GLYPH_HASH_FROM_END, "Blob glyph hash does not match BLAKE3 of its content");
     return emit(d, WK_ILTP_ITEM_RECORD, item);
 }
 
-wk_result wk_iltp_item_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *item, wk_error *err)
+wk_result wk_iltp_item_decoder_step(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *item, wk_error *err)
 {
     if (d->state == I_FAILED) {
         if (err) *err = d->failure;
@@ -575,6 +584,9 @@ wk_result wk_iltp_item_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *
                 if (v.code != WK_OK) return fail(d, err, v.code, v.pos, v.what);
                 return WK_NEED_INPUT;
             }
+            /* the line's fixed prefix is judged byte by byte as while it arrives, so the verdict
+             * and offset do not depend on where the pushes end */
+            if (record_prefix_check(d, err) == WK_ERROR) return WK_ERROR;
             wk_result rl = record_line(d, err);
             if (rl != WK_DONE) return rl; /* WK_ERROR, or WK_EVENT: a streamed Blob begins */
             if (d->state == I_DATA && d->data_left == 0) return blob_done(d, item, err);
@@ -631,15 +643,31 @@ wk_result wk_iltp_item_decode(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *
     }
 }
 
-wk_code wk_iltp_item_decoder_finish(wk_iltp_item_decoder *d, wk_error *err)
+wk_result wk_iltp_item_decoder_decode(wk_iltp_item_decoder *d, wk_in *in, wk_out *out, wk_error *err)
+{
+    d->item_ready = false;
+    if (out) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "the item decoder produces no bytes: pass out = NULL");
+        return WK_ERROR;
+    }
+    wk_result r = wk_iltp_item_decoder_step(d, in, &d->item, err);
+    if (r != WK_DONE) return r;
+    d->item_ready = true;
+    return WK_EVENT;
+}
+
+wk_result wk_iltp_item_decoder_finish(wk_iltp_item_decoder *d, const wk_in *rest, wk_error *err)
 {
     if (d->state == I_FAILED) {
         if (err) *err = d->failure;
-        return d->failure.code;
+        return WK_ERROR;
     }
-    if (wk_iltp_item_decoder_at_boundary(d)) return WK_OK;
+    bool unread = rest && rest->pos < rest->size;
+    if (!unread && wk_iltp_item_decoder_at_boundary(d)) return WK_DONE;
     const char *where = "a record";
-    if (d->state == I_PREFACE || (d->state == I_LEAD && d->len >= 3 && d->buf[2] == 0xAA))
+    if (d->state == I_BOUNDARY)
+        where = "the next item";
+    else if (d->state == I_PREFACE || (d->state == I_LEAD && d->len >= 3 && d->buf[2] == 0xAA))
         where = "a preface";
     else if (d->state == I_LEAD && d->len < 3)
         where = "the leading bytes of a preface or record";
@@ -648,5 +676,5 @@ wk_code wk_iltp_item_decoder_finish(wk_iltp_item_decoder *d, wk_error *err)
     d->state = I_FAILED;
     wk_error_set(&d->failure, WK_ERR_ILTP_TRUNCATED, d->offset + d->len, "input ended inside %s", where);
     if (err) *err = d->failure;
-    return WK_ERR_ILTP_TRUNCATED;
+    return WK_ERROR;
 }

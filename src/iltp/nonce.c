@@ -43,7 +43,7 @@ void wk_iltp_nonce_candidate(const uint8_t seed[32], uint64_t sequence, uint8_t 
     wk_blake3_finalize(&h, out, 32);
 }
 
-wk_code wk_iltp_nonce_next(wk_iltp_nonce_gen *g, const uint8_t *peer_nonce, uint8_t out[32],
+wk_code wk_iltp_nonce_gen_next(wk_iltp_nonce_gen *g, const uint8_t *peer_nonce, uint8_t out[32],
                            uint64_t *used_sequence, wk_error *err)
 {
     if (!g || !out) return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "NULL generator or output");

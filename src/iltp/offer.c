@@ -83,29 +83,46 @@ bool wk_iltp_offer_contains(const wk_iltp_offer *o, const char *tok, size_t tok_
     return false;
 }
 
-size_t wk_iltp_offer_format(const wk_iltp_encoding *encs, size_t n, char *dst, size_t cap)
+/* The token list for encs[0..n) into buf (OFFER_TEXT_MAX bytes): WK_OK with *len (0: nothing
+ * listed), or WK_ERR_ARG for an encoding this build does not implement. */
+#define OFFER_TEXT_MAX 64 /* "deflate12c,zstd20c" and room to spare */
+static wk_code offer_build(const wk_iltp_encoding *encs, size_t n, char buf[OFFER_TEXT_MAX], size_t *len,
+                           wk_error *err)
 {
     size_t o = 0;
-    if (cap == 0) return 0;
-    dst[0] = 0;
     for (size_t i = 0; i < n; i++) {
         if (encs[i] == WK_ILTP_IDENTITY) continue;
         const char *t = wk_iltp_encoding_token(encs[i]);
-        if (!t) return 0;
+        if (!t) return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "encs[%zu] is not an implemented encoding", i);
         size_t tl = strlen(t);
-        /* skip duplicates */
-        wk_iltp_offer sofar = {dst, o, 0};
-        if (wk_iltp_offer_contains(&sofar, t, tl)) continue;
-        if (o + (o ? 1 : 0) + tl + 1 > cap) { dst[0] = 0; return 0; }
-        if (o) dst[o++] = ',';
-        memcpy(dst + o, t, tl);
+        wk_iltp_offer sofar = {buf, o, 0};
+        if (wk_iltp_offer_contains(&sofar, t, tl)) continue; /* skip duplicates */
+        if (o) buf[o++] = ',';
+        memcpy(buf + o, t, tl);
         o += tl;
-        dst[o] = 0;
     }
-    return o;
+    *len = o;
+    return WK_OK;
 }
 
-wk_iltp_encoding wk_iltp_select(const wk_iltp_offer *a_encode, const wk_iltp_offer *b_decode,
+wk_code wk_iltp_offer_size(const wk_iltp_encoding *encs, size_t n, size_t *size, wk_error *err)
+{
+    char buf[OFFER_TEXT_MAX];
+    return offer_build(encs, n, buf, size, err);
+}
+
+wk_result wk_iltp_offer_encode(const wk_iltp_encoding *encs, size_t n, wk_out *out, wk_error *err)
+{
+    char buf[OFFER_TEXT_MAX];
+    size_t len = 0;
+    if (offer_build(encs, n, buf, &len, err) != WK_OK) return WK_ERROR;
+    if (out->size - out->pos < len) return WK_NEED_OUTPUT;
+    if (len) memcpy(out->dst + out->pos, buf, len);
+    out->pos += len;
+    return WK_DONE;
+}
+
+wk_iltp_encoding wk_iltp_offer_select(const wk_iltp_offer *a_encode, const wk_iltp_offer *b_decode,
                                 const char **tok, size_t *tok_len)
 {
     size_t pos = 0, n;

@@ -166,16 +166,17 @@ wk_result wk_iltp_preface_parse(const uint8_t *data, size_t len, wk_iltp_form fo
     }
 }
 
-size_t wk_iltp_preface_format(wk_iltp_form form, const uint8_t nonce[WK_ILTP_NONCE_LEN],
-                              const char *decode, const char *encode, uint8_t *dst, size_t cap,
-                              wk_error *err)
+/* Builds the preface into buf (at most WK_ILTP_PREFACE_MAX bytes): WK_OK with *len, or the code
+ * for invalid input (whatever the room the caller has). */
+static wk_code preface_build(wk_iltp_form form, const uint8_t nonce[WK_ILTP_NONCE_LEN], const char *decode,
+                             const char *encode, uint8_t buf[WK_ILTP_PREFACE_MAX + 64], size_t *len,
+                             wk_error *err)
 {
     uint8_t any = 0;
     for (int i = 0; i < 32; i++) any |= nonce[i];
-    if (!any) { wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "nonce is all zero"); return 0; }
+    if (!any) return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "nonce is all zero");
     char nt[WK_ILTP_NONCE_TEXT_LEN];
     wk_b64a_encode(nonce, 32, nt);
-    uint8_t buf[WK_ILTP_PREFACE_MAX + 64];
     size_t n = 0;
 #define PUT(s, l) do { memcpy(buf + n, (s), (l)); n += (l); } while (0)
     PUT(LEAD, LEAD_LEN);
@@ -193,25 +194,42 @@ size_t wk_iltp_preface_format(wk_iltp_form form, const uint8_t nonce[WK_ILTP_NON
             if (!lists[i] || !*lists[i]) continue;
             size_t l = strlen(lists[i]);
             wk_iltp_offer o;
-            if (l > WK_ILTP_PREFACE_MAX) { wk_error_set(err, WK_ERR_ILTP_PREFACE_TOO_LONG, WK_NO_OFFSET, "list too long"); return 0; }
-            if (wk_iltp_offer_parse(lists[i], l, &o, err) != WK_OK) return 0;
-            if (n + 8 + l + 2 > WK_ILTP_PREFACE_MAX) {
-                wk_error_set(err, WK_ERR_ILTP_PREFACE_TOO_LONG, WK_NO_OFFSET, "preface longer than 1024 bytes");
-                return 0;
-            }
+            if (l > WK_ILTP_PREFACE_MAX)
+                return wk_error_set(err, WK_ERR_ILTP_PREFACE_TOO_LONG, WK_NO_OFFSET, "list too long");
+            wk_code c = wk_iltp_offer_parse(lists[i], l, &o, err);
+            if (c != WK_OK) return c;
+            if (n + 8 + l + 2 > WK_ILTP_PREFACE_MAX)
+                return wk_error_set(err, WK_ERR_ILTP_PREFACE_TOO_LONG, WK_NO_OFFSET, "preface longer than 1024 bytes");
             PUT(names[i], 8);
             PUT(lists[i], l);
             PUT("\n", 1);
         }
         PUT("\n", 1);
     } else {
-        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "unknown preface form");
-        return 0;
+        return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "unknown preface form");
     }
 #undef PUT
-    if (n > cap) { wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "preface needs %zu bytes", n); return 0; }
-    memcpy(dst, buf, n);
-    return n;
+    *len = n;
+    return WK_OK;
+}
+
+wk_code wk_iltp_preface_size(wk_iltp_form form, const uint8_t nonce[WK_ILTP_NONCE_LEN], const char *decode,
+                             const char *encode, size_t *size, wk_error *err)
+{
+    uint8_t buf[WK_ILTP_PREFACE_MAX + 64];
+    return preface_build(form, nonce, decode, encode, buf, size, err);
+}
+
+wk_result wk_iltp_preface_encode(wk_iltp_form form, const uint8_t nonce[WK_ILTP_NONCE_LEN], const char *decode,
+                                 const char *encode, wk_out *out, wk_error *err)
+{
+    uint8_t buf[WK_ILTP_PREFACE_MAX + 64];
+    size_t n = 0;
+    if (preface_build(form, nonce, decode, encode, buf, &n, err) != WK_OK) return WK_ERROR;
+    if (out->size - out->pos < n) return WK_NEED_OUTPUT;
+    memcpy(out->dst + out->pos, buf, n);
+    out->pos += n;
+    return WK_DONE;
 }
 
 wk_code wk_iltp_nonce_pair_check(const uint8_t a[WK_ILTP_NONCE_LEN], const uint8_t b[WK_ILTP_NONCE_LEN],

@@ -52,17 +52,14 @@ static size_t plex_fields(const wk_iltp_proof_params *p, char *dst)
 static size_t glyph_line(char type, const uint8_t h[32], uint8_t *dst)
 {
     memcpy(dst, GLYPH, WK_ILTP_RECORD_LEAD_LEN);
-    size_t n = WK_ILTP_RECORD_LEAD_LEN;
-    dst[n++] = (uint8_t)type;
-    dst[n++] = '.';
-    n += wk_b64a_encode(h, 32, (char *)dst + n);
-    memcpy(dst + n, ".H3\n", 4);
-    return n + 4;
+    wk_iltp_ref_format(type, h, (char *)dst + WK_ILTP_RECORD_LEAD_LEN);
+    dst[WK_ILTP_RECORD_LEAD_LEN + WK_ILTP_REF_LEN] = '\n';
+    return WK_ILTP_RECORD_LEAD_LEN + WK_ILTP_REF_LEN + 1;
 }
 
-#define GLYPH_LINE_LEN (WK_ILTP_RECORD_LEAD_LEN + 2 + 43 + 4)  /* 55 */
+#define GLYPH_LINE_LEN (WK_ILTP_RECORD_LEAD_LEN + WK_ILTP_REF_LEN + 1)  /* 55 */
 #define EMPTY_BLOB_LEN (GLYPH_LINE_LEN + 16)                    /* + "Data-Length: 0\n\n" */
-#define BY_LINE_LEN (4 + 2 + 43 + 4)                            /* "By: V.<43>.H3\n" */
+#define BY_LINE_LEN (4 + WK_ILTP_REF_LEN + 1)                   /* "By: V.<43>.H3\n" */
 #define MARK_LINE_LEN (6 + 43 + 1)                              /* "Mark: <43>\n" */
 
 size_t wk_iltp_proof_size(const wk_iltp_proof_params *p)
@@ -106,9 +103,9 @@ wk_result wk_iltp_proof_encode(const wk_iltp_proof_params *p, wk_out *out, wk_er
     wk_blake3_update(&h, aux, 32);
     wk_blake3_finalize(&h, mark, 32);
     uint8_t *sc = seal + GLYPH_LINE_LEN; /* the Seal content */
-    memcpy(sc, "By: V.", 6);
-    wk_b64a_encode(key, 32, (char *)sc + 6);
-    memcpy(sc + 49, ".H3\n", 4);
+    memcpy(sc, "By: ", 4);
+    wk_iltp_ref_format('V', key, (char *)sc + 4);
+    sc[BY_LINE_LEN - 1] = '\n';
     memcpy(sc + BY_LINE_LEN, "Mark: ", 6);
     wk_b64a_encode(mark, 32, (char *)sc + BY_LINE_LEN + 6);
     sc[BY_LINE_LEN + MARK_LINE_LEN - 1] = '\n';

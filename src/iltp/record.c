@@ -4,16 +4,39 @@
 #include <stdio.h>
 #include <string.h>
 
-/* "Data-Length: N\n\n" */
-static size_t content_head(size_t len, char out[40])
+#define REF_HASH_AT 2 /* after "X." */
+#define REF_TAIL ".H3"
+_Static_assert(WK_ILTP_REF_LEN == REF_HASH_AT + WK_ILTP_NONCE_TEXT_LEN + sizeof REF_TAIL - 1,
+               "a reference is X.<43 B64A characters>.H3");
+_Static_assert(WK_ILTP_RECORD_LEAD_LEN == sizeof WK_ILTP_RECORD_LEAD - 1, "the record glyph and ': '");
+/* "🖧: B.<hash>.H3\n" */
+#define GLYPH_LINE_LEN (WK_ILTP_RECORD_LEAD_LEN + WK_ILTP_REF_LEN + 1)
+
+void wk_iltp_ref_format(char type, const uint8_t hash[32], char out[WK_ILTP_REF_LEN])
 {
-    return (size_t)snprintf(out, 40, "Data-Length: %zu\n\n", len);
+    out[0] = type;
+    out[1] = '.';
+    wk_b64a_encode(hash, 32, out + REF_HASH_AT);
+    memcpy(out + REF_HASH_AT + WK_ILTP_NONCE_TEXT_LEN, REF_TAIL, sizeof REF_TAIL - 1);
+}
+
+bool wk_iltp_ref_parse(const uint8_t *p, size_t n, char type, uint8_t hash[32])
+{
+    size_t got;
+    return n == WK_ILTP_REF_LEN && p[0] == (uint8_t)type && p[1] == '.' &&
+           memcmp(p + REF_HASH_AT + WK_ILTP_NONCE_TEXT_LEN, REF_TAIL, sizeof REF_TAIL - 1) == 0 &&
+           wk_b64a_decode((const char *)p + REF_HASH_AT, WK_ILTP_NONCE_TEXT_LEN, hash, 32, &got, NULL) == WK_OK;
+}
+
+size_t wk_iltp_blob_content_head(uint64_t len, char out[WK_ILTP_BLOB_CONTENT_HEAD_MAX])
+{
+    return (size_t)snprintf(out, WK_ILTP_BLOB_CONTENT_HEAD_MAX, "Data-Length: %llu\n\n", (unsigned long long)len);
 }
 
 void wk_iltp_blob_hash(const uint8_t *data, size_t len, uint8_t hash[32])
 {
-    char head[40];
-    size_t hl = content_head(len, head);
+    char head[WK_ILTP_BLOB_CONTENT_HEAD_MAX];
+    size_t hl = wk_iltp_blob_content_head(len, head);
     wk_blake3_hasher h;
     wk_blake3_init(&h);
     wk_blake3_update(&h, head, hl);
@@ -23,29 +46,26 @@ void wk_iltp_blob_hash(const uint8_t *data, size_t len, uint8_t hash[32])
 
 size_t wk_iltp_blob_head(const uint8_t hash[32], size_t len, uint8_t head[WK_ILTP_BLOB_HEAD_MAX])
 {
-    size_t n = 0;
-    memcpy(head, WK_ILTP_RECORD_LEAD "B.", WK_ILTP_RECORD_LEAD_LEN + 2);
-    n = WK_ILTP_RECORD_LEAD_LEN + 2;
-    n += wk_b64a_encode(hash, 32, (char *)head + n);
-    memcpy(head + n, ".H3\n", 4);
-    n += 4;
-    char ch[40];
-    size_t hl = content_head(len, ch);
-    memcpy(head + n, ch, hl);
-    return n + hl;
+    memcpy(head, WK_ILTP_RECORD_LEAD, WK_ILTP_RECORD_LEAD_LEN);
+    wk_iltp_ref_format('B', hash, (char *)head + WK_ILTP_RECORD_LEAD_LEN);
+    head[GLYPH_LINE_LEN - 1] = '\n';
+    char ch[WK_ILTP_BLOB_CONTENT_HEAD_MAX];
+    size_t hl = wk_iltp_blob_content_head(len, ch);
+    memcpy(head + GLYPH_LINE_LEN, ch, hl);
+    return GLYPH_LINE_LEN + hl;
 }
 
 size_t wk_iltp_blob_record_size(size_t len)
 {
-    char ch[40];
-    return 55 + content_head(len, ch) + len;
+    char ch[WK_ILTP_BLOB_CONTENT_HEAD_MAX];
+    return GLYPH_LINE_LEN + wk_iltp_blob_content_head(len, ch) + len;
 }
 
 wk_result wk_iltp_blob_encode(const uint8_t *data, size_t len, wk_out *out, wk_error *err)
 {
     if (len > WK_ILTP_BLOB_DATA_CAP) {
-        wk_error_set(err, WK_ERR_ILTP_BLOB_TOO_LARGE, WK_NO_OFFSET, "Blob data of %zu bytes is over 32 MiB", len);
-        if (err) err->category = WK_CAT_INTEGRATION;
+        wk_error_set(err, WK_ERR_ILTP_ENCODE, WK_NO_OFFSET, "%s: Blob data of %zu bytes is over 32 MiB",
+                     wk_error_name(WK_ERR_ILTP_BLOB_TOO_LARGE), len);
         return WK_ERROR;
     }
     size_t need = wk_iltp_blob_record_size(len);

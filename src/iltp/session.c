@@ -293,22 +293,16 @@ static wk_code queue_ctl(wk_iltp_session *s, const void *bytes, size_t len, wk_e
     return WK_OK;
 }
 
-/* 'B.<43>.H3' (48 bytes) */
-static void ref_text(const uint8_t h[32], char out[48])
-{
-    out[0] = 'B';
-    out[1] = '.';
-    wk_b64a_encode(h, 32, out + 2);
-    memcpy(out + 45, ".H3", 3);
-}
+/* 'B.<43>.H3' (WK_ILTP_REF_LEN bytes) */
+static void ref_text(const uint8_t h[32], char out[WK_ILTP_REF_LEN]) { wk_iltp_ref_format('B', h, out); }
 
 /* 'B.<43>.H3' -> hash */
-static bool parse_ref(const uint8_t *a, size_t n, uint8_t h[32])
-{
-    size_t got;
-    return n == 48 && a[0] == 'B' && a[1] == '.' && memcmp(a + 45, ".H3", 3) == 0 &&
-           wk_b64a_decode((const char *)a + 2, 43, h, 32, &got, NULL) == WK_OK;
-}
+static bool parse_ref(const uint8_t *a, size_t n, uint8_t h[32]) { return wk_iltp_ref_parse(a, n, 'B', h); }
+
+/* The round's fence: the one-row block RoundComplete(). */
+#define FENCE "RoundComplete()\n\n"
+#define FENCE_LEN (sizeof FENCE - 1)
+_Static_assert(FENCE_LEN == 17, "RoundComplete()\\n\\n is 17 bytes");
 
 /* ------------------------------------------------------------------------------------------- */
 static void phase_start(wk_iltp_session *s, wk_iltp_session_state st)
@@ -337,7 +331,7 @@ static wk_result budget_fail(wk_iltp_session *s, wk_error *err, uint64_t off)
 
 static wk_code queue_preface(wk_iltp_session *s, wk_error *err)
 {
-    if (wk_iltp_nonce_next(&s->ng, s->peer_nonce_known ? s->peer_nonce : NULL, s->local_nonce, NULL, err) != WK_OK)
+    if (wk_iltp_nonce_gen_next(&s->ng, s->peer_nonce_known ? s->peer_nonce : NULL, s->local_nonce, NULL, err) != WK_OK)
         return err ? err->code : WK_ERR_ILTP_NONCE_EXHAUSTED;
     if (!push_op(s, OP_PREFACE, NULL, 0)) return wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, "output queue full");
     /* `selected` stays as it is until the preface is written: operations ahead of it belong to
@@ -491,7 +485,7 @@ static wk_result settle(wk_iltp_session *s, wk_error *err)
     if (s->state != WK_ILTP_SESSION_ROUND) return WK_DONE;
     if (!s->fence_sent && s->peer_req && s->req_sent && s->missing_store == 0) {
         wk_error e;
-        if (queue_ctl(s, "RoundComplete()\n\n", 17, &e) != WK_OK) return sfail(s, err, &e);
+        if (queue_ctl(s, FENCE, FENCE_LEN, &e) != WK_OK) return sfail(s, err, &e);
         s->fence_sent = true;
         trace(s, true, "facts 1 fence");
     }
@@ -513,7 +507,7 @@ static wk_result settle(wk_iltp_session *s, wk_error *err)
 
 static bool is_fence(const wk_iltp_item *it)
 {
-    return it->kind == WK_ILTP_ITEM_FACTS && it->len == 17 && memcmp(it->bytes, "RoundComplete()\n\n", 17) == 0;
+    return it->kind == WK_ILTP_ITEM_FACTS && it->len == FENCE_LEN && memcmp(it->bytes, FENCE, FENCE_LEN) == 0;
 }
 
 /* Why a record cannot be here (the state's expected input). NULL: it can (a response). */
@@ -760,8 +754,8 @@ static wk_result on_preface(wk_iltp_session *s, const wk_iltp_item *it, wk_error
     if (wk_iltp_nonce_pair_check(s->local_nonce, s->peer_nonce, &e) != WK_OK) return sfail(s, err, &e);
     const char *t;
     size_t tl;
-    wk_iltp_encoding in = wk_iltp_select(&it->preface.encode, &s->local_decode, &t, &tl);
-    wk_iltp_encoding out = wk_iltp_select(&s->local_encode, &it->preface.decode, &t, &tl);
+    wk_iltp_encoding in = wk_iltp_offer_select(&it->preface.encode, &s->local_decode, &t, &tl);
+    wk_iltp_encoding out = wk_iltp_offer_select(&s->local_encode, &it->preface.decode, &t, &tl);
     if (in == WK_ILTP_UNKNOWN || out == WK_ILTP_UNKNOWN)
         return sfail_code(s, err, WK_ERR_ILTP_OFFER, it->offset, "selected an encoding this build does not implement");
     if (wk_iltp_reader_begin(s->rd, in, &e) != WK_OK) return sfail(s, err, &e);
@@ -819,43 +813,43 @@ wk_result wk_iltp_session_recv(wk_iltp_session *s, wk_in *in, wk_out *out, wk_er
         if (s->ops_n > WK_ILTP_SESSION_OUTPUT_BOUND) return WK_NEED_OUTPUT;
         uint64_t b = budget(s);
         wk_iltp_reader_limit(s->rd, s->ctl_bytes < b ? b - s->ctl_bytes : 0);
-        wk_iltp_item it;
         wk_error e;
         size_t before = in->pos;
-        wk_result r = wk_iltp_reader_next(s->rd, in, &it, &e);
+        wk_result r = wk_iltp_reader_read(s->rd, in, NULL, &e);
         s->st.wire_in += in->pos - before;
         if (r == WK_ERROR) return sfail(s, err, &e);
         if (r == WK_NEED_INPUT) return WK_NEED_INPUT;
-        if (r == WK_EVENT) {
+        const wk_iltp_item *it = wk_iltp_reader_item(s->rd); /* r == WK_EVENT */
+        if (!it) {
             wk_result h = on_blob_event(s, wk_iltp_reader_event(s->rd), err);
             if (h == WK_DONE) continue;
             return h;
         }
         s->st.items_in++;
-        s->st.raw_in += it.len;
+        s->st.raw_in += it->len;
         if (s->p.trace) {
             char h[44];
-            if (it.kind == WK_ILTP_ITEM_PREFACE) trace(s, false, "preface nonce=%s", hash_text(it.preface.nonce, h));
-            else if (it.kind == WK_ILTP_ITEM_FACTS) trace(s, false, "facts %zu", it.rows);
-            else trace(s, false, "record %c %s %zu", it.record.type, hash_text(it.record.blob.hash, h), it.record.blob.len);
+            if (it->kind == WK_ILTP_ITEM_PREFACE) trace(s, false, "preface nonce=%s", hash_text(it->preface.nonce, h));
+            else if (it->kind == WK_ILTP_ITEM_FACTS) trace(s, false, "facts %zu", it->rows);
+            else trace(s, false, "record %c %s %zu", it->record.type, hash_text(it->record.blob.hash, h), it->record.blob.len);
         }
-        if (it.kind == WK_ILTP_ITEM_PREFACE) {
-            if (on_preface(s, &it, err) != WK_DONE) return WK_ERROR;
+        if (it->kind == WK_ILTP_ITEM_PREFACE) {
+            if (on_preface(s, it, err) != WK_DONE) return WK_ERROR;
             continue;
         }
         /* every whole item is received control (response records stream) */
-        s->ctl_bytes += it.len;
-        if (s->ctl_bytes > budget(s)) return budget_fail(s, err, it.offset);
+        s->ctl_bytes += it->len;
+        if (s->ctl_bytes > budget(s)) return budget_fail(s, err, it->offset);
         wk_result h;
         switch (s->state) {
         case WK_ILTP_SESSION_PREFACING:
             /* replacing from our side: old peer items are decoded (caps apply) and discarded */
             h = WK_DONE;
             break;
-        case WK_ILTP_SESSION_ESTABLISHING: h = on_establishment(s, &it, err); break;
+        case WK_ILTP_SESSION_ESTABLISHING: h = on_establishment(s, it, err); break;
         case WK_ILTP_SESSION_ROUND:
-        case WK_ILTP_SESSION_FIXED_POINT: h = on_round_item(s, &it, err); break;
-        default: h = order_fail(s, err, &it, "input after the session closed"); break;
+        case WK_ILTP_SESSION_FIXED_POINT: h = on_round_item(s, it, err); break;
+        default: h = order_fail(s, err, it, "input after the session closed"); break;
         }
         if (h != WK_DONE) return WK_ERROR;
     }
@@ -1053,16 +1047,16 @@ wk_result wk_iltp_session_send(wk_iltp_session *s, wk_in *in, wk_out *out, wk_er
     }
 }
 
-wk_code wk_iltp_session_finish(wk_iltp_session *s, const wk_in *rest, wk_error *err)
+wk_result wk_iltp_session_finish(wk_iltp_session *s, const wk_in *rest, wk_error *err)
 {
     if (s->state == WK_ILTP_SESSION_FAILED) {
         if (err) *err = s->failure;
-        return s->failure.code;
+        return WK_ERROR;
     }
     wk_error e;
-    if (wk_iltp_reader_finish(s->rd, rest, &e) != WK_OK) {
+    if (wk_iltp_reader_finish(s->rd, rest, &e) != WK_DONE) {
         sfail(s, err, &e);
-        return e.code;
+        return WK_ERROR;
     }
     /* A round we opened at fixed point that the peer never joined: the peer ended its
      * direction at fixed point (bounded completion crossed our advertisement). Clean. */
@@ -1071,7 +1065,7 @@ wk_code wk_iltp_session_finish(wk_iltp_session *s, const wk_in *rest, wk_error *
         char what[80];
         snprintf(what, sizeof what, "the peer closed during %s", wk_iltp_session_state_name(s->state));
         sfail_code(s, err, WK_ERR_ILTP_PREMATURE_EOF, wk_iltp_reader_consumed(s->rd), what);
-        return WK_ERR_ILTP_PREMATURE_EOF;
+        return WK_ERROR;
     }
     if (crossed) {
         /* our advertisement's round will never run: drop it unless already being written */
@@ -1079,7 +1073,7 @@ wk_code wk_iltp_session_finish(wk_iltp_session *s, const wk_in *rest, wk_error *
         round_reset(s);
     }
     s->state = WK_ILTP_SESSION_CLOSED;
-    return WK_OK;
+    return WK_DONE;
 }
 
 void wk_iltp_session_store_changed(wk_iltp_session *s, uint64_t now_ms)
@@ -1198,11 +1192,11 @@ wk_iltp_session *wk_iltp_session_create(const wk_iltp_session_params *p, uint64_
 nomem:
     wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "session");
 fail:
-    wk_iltp_session_free(s);
+    wk_iltp_session_destroy(s);
     return NULL;
 }
 
-void wk_iltp_session_free(wk_iltp_session *s)
+void wk_iltp_session_destroy(wk_iltp_session *s)
 {
     if (!s) return;
     while (s->ops_n) pop_op(s);
@@ -1211,8 +1205,8 @@ void wk_iltp_session_free(wk_iltp_session *s)
     hset_free(s, &s->our_req);
     s_free(s, s->got);
     hset_free(s, &s->peer_req_set);
-    wk_iltp_reader_free(s->rd);
-    wk_iltp_writer_free(s->wr);
+    wk_iltp_reader_destroy(s->rd);
+    wk_iltp_writer_destroy(s->wr);
     wk_allocator a = s->a;
     a.free(a.opaque, s);
 }

@@ -88,7 +88,7 @@ wk_iltp_encoder *wk_iltp_encoder_create(wk_iltp_encoding enc, const wk_iltp_enco
         e->level = level ? level : WK_ILTP_DEFLATE_LEVEL;
         if (backend == WK_ILTP_BACKEND_ISAL) {
             if (wk_iltp_isal_encoder_init(e, err) != WK_OK) {
-                wk_iltp_encoder_free(e);
+                wk_iltp_encoder_destroy(e);
                 return NULL;
             }
         } else {
@@ -108,23 +108,23 @@ wk_iltp_encoder *wk_iltp_encoder_create(wk_iltp_encoding enc, const wk_iltp_enco
     } else if (enc == WK_ILTP_ZSTD20C) {
         e->level = level ? level : WK_ILTP_ZSTD_LEVEL;
         if (wk_iltp_zstd_encoder_init(e, err) != WK_OK) {
-            wk_iltp_encoder_free(e);
+            wk_iltp_encoder_destroy(e);
             return NULL;
         }
     }
     if (wk_iltp_encoder_reset(e, err) != WK_OK) {
-        wk_iltp_encoder_free(e);
+        wk_iltp_encoder_destroy(e);
         return NULL;
     }
     return e;
 }
 
-void wk_iltp_encoder_free(wk_iltp_encoder *e)
+void wk_iltp_encoder_destroy(wk_iltp_encoder *e)
 {
     if (!e) return;
     if (e->z_ready) deflateEnd(&e->z);
     if (e->zc) ZSTD_freeCCtx(e->zc);
-    wk_iltp_isal_encoder_free(e);
+    wk_iltp_isal_encoder_destroy(e);
     wk_allocator a = e->alloc;
     a.free(a.opaque, e);
 }
@@ -134,17 +134,21 @@ wk_code wk_iltp_encoder_reset(wk_iltp_encoder *e, wk_error *err)
     e->phase = P_WRITE;
     e->batch_open = false;
     e->stage_pos = e->stage_len = 0;
+    wk_error_clear(&e->failure);
     wk_code c = WK_OK;
     if (e->enc == WK_ILTP_DEFLATE12C && e->backend == WK_ILTP_BACKEND_ISAL) {
-        c = wk_iltp_isal_encoder_reset(e, err);
+        c = wk_iltp_isal_encoder_reset(e, &e->failure);
     } else if (e->enc == WK_ILTP_DEFLATE12C) {
         if (deflateReset(&e->z) != Z_OK ||
             deflateSetDictionary(&e->z, wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN) != Z_OK)
-            c = wk_error_set(err, WK_ERR_BACKEND, WK_NO_OFFSET, "deflate reset failed");
+            c = wk_error_set(&e->failure, WK_ERR_BACKEND, WK_NO_OFFSET, "deflate reset failed");
     } else if (e->enc == WK_ILTP_ZSTD20C) {
-        c = wk_iltp_zstd_encoder_reset(e, err);
+        c = wk_iltp_zstd_encoder_reset(e, &e->failure);
     }
-    if (c != WK_OK) e->phase = P_FAILED;
+    if (c != WK_OK) {
+        e->phase = P_FAILED;
+        if (err) *err = e->failure;
+    }
     return c;
 }
 
@@ -229,13 +233,13 @@ static wk_result deflate_step(wk_iltp_encoder *e, wk_out *out, wk_in *in, wk_ilt
     }
 }
 
-wk_result wk_iltp_encode(wk_iltp_encoder *e, wk_out *out, wk_in *in, wk_iltp_op op, wk_error *err)
+wk_result wk_iltp_encoder_encode(wk_iltp_encoder *e, wk_in *in, wk_out *out, wk_iltp_op op, wk_error *err)
 {
     static const uint8_t none[1];
     wk_in empty = {none, 0, 0};
     if (!in) in = &empty;
-    if (e->phase == P_FAILED) {
-        wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, "encoder failed earlier; reset it");
+    if (e->phase == P_FAILED) { /* the first failure, unchanged, until reset */
+        if (err) *err = e->failure;
         return WK_ERROR;
     }
     if (e->phase == P_ENDED && (in->pos != in->size || op != WK_ILTP_END)) {
@@ -246,13 +250,18 @@ wk_result wk_iltp_encode(wk_iltp_encoder *e, wk_out *out, wk_in *in, wk_iltp_op 
         wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "invalid op or buffer view");
         return WK_ERROR;
     }
+    wk_result r;
     switch (e->enc) {
     case WK_ILTP_DEFLATE12C:
-        if (e->backend == WK_ILTP_BACKEND_ISAL) return wk_iltp_isal_encode_step(e, out, in, op, err);
-        return deflate_step(e, out, in, op, err);
-    case WK_ILTP_ZSTD20C: return wk_iltp_zstd_encode_step(e, out, in, op, err);
+        if (e->backend == WK_ILTP_BACKEND_ISAL) r = wk_iltp_isal_encode_step(e, out, in, op, &e->failure);
+        else r = deflate_step(e, out, in, op, &e->failure);
+        break;
+    case WK_ILTP_ZSTD20C: r = wk_iltp_zstd_encode_step(e, out, in, op, &e->failure); break;
     default: return identity_step(e, out, in, op);
     }
+    /* a backend step's error always fails the encoder (P_FAILED): keep it for later calls */
+    if (r == WK_ERROR && err) *err = e->failure;
+    return r;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -297,28 +306,28 @@ wk_iltp_decoder *wk_iltp_decoder_create(wk_iltp_encoding enc, const wk_iltp_deco
         }
         d->z_ready = true;
         if (backend == WK_ILTP_BACKEND_ISAL && wk_iltp_isal_decoder_init(d, err) != WK_OK) {
-            wk_iltp_decoder_free(d);
+            wk_iltp_decoder_destroy(d);
             return NULL;
         }
     } else if (enc == WK_ILTP_ZSTD20C) {
         if (wk_iltp_zstd_decoder_init(d, err) != WK_OK) {
-            wk_iltp_decoder_free(d);
+            wk_iltp_decoder_destroy(d);
             return NULL;
         }
     }
     if (wk_iltp_decoder_reset(d, err) != WK_OK) {
-        wk_iltp_decoder_free(d);
+        wk_iltp_decoder_destroy(d);
         return NULL;
     }
     return d;
 }
 
-void wk_iltp_decoder_free(wk_iltp_decoder *d)
+void wk_iltp_decoder_destroy(wk_iltp_decoder *d)
 {
     if (!d) return;
     if (d->z_ready) inflateEnd(&d->z);
-    wk_iltp_isal_decoder_free(d);
-    wk_iltp_zstd_decoder_free(d);
+    wk_iltp_isal_decoder_destroy(d);
+    wk_iltp_zstd_decoder_destroy(d);
     wk_allocator a = d->alloc;
     a.free(a.opaque, d);
 }
@@ -452,7 +461,7 @@ wk_result wk_iltp_inflate_step(wk_iltp_decoder *d, wk_out *out, wk_in *in, wk_er
     }
 }
 
-wk_result wk_iltp_decode(wk_iltp_decoder *d, wk_out *out, wk_in *in, wk_error *err)
+wk_result wk_iltp_decoder_decode(wk_iltp_decoder *d, wk_in *in, wk_out *out, wk_error *err)
 {
     if (d->state == D_FAILED) {
         if (err) *err = d->failure;
@@ -477,33 +486,33 @@ wk_result wk_iltp_decode(wk_iltp_decoder *d, wk_out *out, wk_in *in, wk_error *e
     }
 }
 
-wk_code wk_iltp_decoder_finish(wk_iltp_decoder *d, const wk_in *rest, wk_error *err)
+wk_result wk_iltp_decoder_finish(wk_iltp_decoder *d, const wk_in *rest, wk_error *err)
 {
     if (d->state == D_FAILED) {
         if (err) *err = d->failure;
-        return d->failure.code;
+        return WK_ERROR;
     }
-    if (d->enc == WK_ILTP_IDENTITY) return WK_OK;
+    if (d->enc == WK_ILTP_IDENTITY) return WK_DONE;
     if (d->state != D_ENDED) {
         if (d->enc == WK_ILTP_DEFLATE12C && d->backend == WK_ILTP_BACKEND_ISAL &&
             wk_iltp_isal_finish_check(d, err) != WK_OK)
-            return d->failure.code;
+            return WK_ERROR;
         wk_iltp_dec_fail(d, err, WK_ERR_ILTP_TRUNCATED, d->consumed,
                          "input ended before the end mark of a compressed direction");
-        return WK_ERR_ILTP_TRUNCATED;
+        return WK_ERROR;
     }
     size_t n = rest ? rest->size - rest->pos : 0, bad = 0;
-    if (n == 0) return WK_OK;
+    if (n == 0) return WK_DONE;
     long m = lead_match(rest->src + rest->pos, n, &bad);
     if (m < 0) {
         wk_iltp_dec_fail(d, err, WK_ERR_ILTP_AFTER_END_MARK, d->consumed + bad,
                          "byte after the end mark does not begin a raw preface");
-        return WK_ERR_ILTP_AFTER_END_MARK;
+        return WK_ERROR;
     }
     if (m < WK_ILTP_PREFACE_LEAD_LEN) {
         wk_iltp_dec_fail(d, err, WK_ERR_ILTP_TRUNCATED, d->consumed + n,
                          "input ended inside the raw preface after the end mark");
-        return WK_ERR_ILTP_TRUNCATED;
+        return WK_ERROR;
     }
-    return WK_OK;
+    return WK_DONE;
 }

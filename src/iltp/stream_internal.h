@@ -37,6 +37,7 @@ struct wk_iltp_encoder {
     uint8_t *level_buf;
     uint32_t level_buf_size;
     size_t stage_pos, stage_len;
+    wk_error failure;        /* phase P_FAILED: the first failure, reported again unchanged */
     uint8_t stage[WK_ILTP_STAGE_SIZE];
 };
 
@@ -144,12 +145,12 @@ wk_result wk_iltp_inflate_fail(wk_iltp_decoder *d, wk_error *err, int zr, uint64
 /* ISA-L (stream_isal.c). init allocates the backend state for an object whose enc, level and
  * alloc are set; free releases it (also after a failed init); reset starts a fresh session. */
 wk_code wk_iltp_isal_encoder_init(wk_iltp_encoder *e, wk_error *err);
-void wk_iltp_isal_encoder_free(wk_iltp_encoder *e);
+void wk_iltp_isal_encoder_destroy(wk_iltp_encoder *e);
 wk_code wk_iltp_isal_encoder_reset(wk_iltp_encoder *e, wk_error *err);
 wk_result wk_iltp_isal_encode_step(wk_iltp_encoder *e, wk_out *out, wk_in *in, wk_iltp_op op,
                                    wk_error *err);
 wk_code wk_iltp_isal_decoder_init(wk_iltp_decoder *d, wk_error *err);
-void wk_iltp_isal_decoder_free(wk_iltp_decoder *d);
+void wk_iltp_isal_decoder_destroy(wk_iltp_decoder *d);
 wk_code wk_iltp_isal_decoder_reset(wk_iltp_decoder *d, wk_error *err);
 wk_result wk_iltp_isal_decode_step(wk_iltp_decoder *d, wk_out *out, wk_in *in, wk_error *err);
 /* At EOF before the end mark: zlib reads the kept input from the checkpoint; WK_OK, or the error
@@ -162,7 +163,7 @@ wk_code wk_iltp_zstd_encoder_reset(wk_iltp_encoder *e, wk_error *err);
 wk_result wk_iltp_zstd_encode_step(wk_iltp_encoder *e, wk_out *out, wk_in *in, wk_iltp_op op,
                                    wk_error *err);
 wk_code wk_iltp_zstd_decoder_init(wk_iltp_decoder *d, wk_error *err);
-void wk_iltp_zstd_decoder_free(wk_iltp_decoder *d);
+void wk_iltp_zstd_decoder_destroy(wk_iltp_decoder *d);
 wk_code wk_iltp_zstd_decoder_reset(wk_iltp_decoder *d, wk_error *err);
 wk_result wk_iltp_zstd_decode_step(wk_iltp_decoder *d, wk_out *out, wk_in *in, wk_error *err);
 #endif

@@ -53,7 +53,7 @@ wk_code wk_iltp_isal_encoder_init(wk_iltp_encoder *e, wk_error *err)
     return WK_OK;
 }
 
-void wk_iltp_isal_encoder_free(wk_iltp_encoder *e)
+void wk_iltp_isal_encoder_destroy(wk_iltp_encoder *e)
 {
     obj_free(&e->alloc, e->level_buf);
     obj_free(&e->alloc, e->iz);
@@ -157,7 +157,7 @@ wk_code wk_iltp_isal_decoder_init(wk_iltp_decoder *d, wk_error *err)
     return WK_OK;
 }
 
-void wk_iltp_isal_decoder_free(wk_iltp_decoder *d)
+void wk_iltp_isal_decoder_destroy(wk_iltp_decoder *d)
 {
     wk_iltp_isal_dec *x = d->is;
     if (!x) return;

@@ -125,7 +125,7 @@ wk_code wk_iltp_zstd_decoder_init(wk_iltp_decoder *d, wk_error *err)
     return WK_OK;
 }
 
-void wk_iltp_zstd_decoder_free(wk_iltp_decoder *d)
+void wk_iltp_zstd_decoder_destroy(wk_iltp_decoder *d)
 {
     if (d->zd) ZSTD_freeDCtx(d->zd);
     if (d->ring_alloc) d->alloc.free(d->alloc.opaque, d->ring_alloc);

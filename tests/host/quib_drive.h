@@ -343,7 +343,7 @@ static inline void qd_step(qd_end *e)
             e->eof_seen = true;
             if (e->finished || !e->s || e->passive) break;
             wk_error err;
-            if (wk_iltp_session_finish(e->s, NULL, &err) != WK_OK) {
+            if (wk_iltp_session_finish(e->s, NULL, &err) != WK_DONE) {
                 qd_fail(e, &err);
                 break;
             }
@@ -389,7 +389,7 @@ static inline void qd_free(qd_end *e)
 {
     free(e->rx);
     e->rx = NULL;
-    wk_iltp_session_free(e->s);
+    wk_iltp_session_destroy(e->s);
     wk_quib_conn_free(e->q);
     qd_store_free(&e->store);
     e->s = NULL;

@@ -99,6 +99,26 @@ static const valid_case valid[] = {
     {"unix:/run/a b?c#d:e", S_UNIX, H_NONE, "", 0, false, "/run/a b?c#d:e", true, "unix:/run/a b?c#d:e"},
 };
 
+/* The canonical text of *a as a C string in dst (cap bytes with the NUL), through _size and
+ * _encode: its length, or 0 when refused or too small (dst[0] = 0 then). */
+static size_t fmt(const wk_iltp_address *a, char *dst, size_t cap)
+{
+    wk_error e;
+    size_t n = 0;
+    if (cap == 0) return 0;
+    dst[0] = 0;
+    if (wk_iltp_address_size(a, &n, &e) != WK_OK) return 0;
+    wk_out o = {(uint8_t *)dst, cap - 1, 0};
+    wk_result r = wk_iltp_address_encode(a, &o, &e);
+    if (r != WK_DONE) {
+        CHECK(r == WK_NEED_OUTPUT && o.pos == 0);
+        return 0;
+    }
+    CHECK(o.pos == n);
+    dst[n] = 0;
+    return n;
+}
+
 static void check_valid(const valid_case *c)
 {
     wk_iltp_address a;
@@ -116,7 +136,7 @@ static void check_valid(const valid_case *c)
     CHECKF(a.path_given == c->path_given, "'%s' path_given", c->in);
 
     char buf[WK_ILTP_ADDRESS_MAX + 16];
-    size_t n = wk_iltp_address_format(&a, buf, sizeof buf);
+    size_t n = fmt(&a, buf, sizeof buf);
     CHECKF(n == strlen(c->canonical) && strcmp(buf, c->canonical) == 0, "'%s' formats as '%s'", c->in, buf);
 
     /* parse(format(a)) == a, and the canonical text is a fixed point */
@@ -124,13 +144,16 @@ static void check_valid(const valid_case *c)
     rc = parse(buf, &b, &err);
     CHECKF(rc == WK_OK && same_address(&a, &b), "'%s' canonical '%s' does not round-trip", c->in, buf);
     char buf2[WK_ILTP_ADDRESS_MAX + 16];
-    CHECK(wk_iltp_address_format(&b, buf2, sizeof buf2) == n && strcmp(buf, buf2) == 0);
+    CHECK(fmt(&b, buf2, sizeof buf2) == n && strcmp(buf, buf2) == 0);
 
-    /* capacity: exactly n + 1 fits, n does not */
-    char *tight = malloc(n + 1);
-    CHECK(wk_iltp_address_format(&a, tight, n + 1) == n && strcmp(tight, c->canonical) == 0);
+    /* capacity: exactly n bytes fit; n - 1 is WK_NEED_OUTPUT with the view untouched */
+    uint8_t *tight = malloc(n + 1);
+    wk_out to = {tight, n, 0};
+    CHECK(wk_iltp_address_encode(&a, &to, &err) == WK_DONE && to.pos == n && memcmp(tight, c->canonical, n) == 0);
     if (n > 0) {
-        CHECK(wk_iltp_address_format(&a, tight, n) == 0 && tight[0] == 0);
+        memset(tight, 0xAA, n);
+        wk_out ts = {tight, n - 1, 0};
+        CHECK(wk_iltp_address_encode(&a, &ts, &err) == WK_NEED_OUTPUT && ts.pos == 0 && tight[0] == 0xAA);
     }
     free(tight);
 }
@@ -304,7 +327,7 @@ static void test_limits(void)
     buf[o] = 0;
     CHECK(parse(buf, &a, &err) == WK_OK && strlen(a.host) == 253);
     char canon[WK_ILTP_ADDRESS_MAX];
-    CHECK(wk_iltp_address_format(&a, canon, sizeof canon) == o && strcmp(canon, buf) == 0);
+    CHECK(fmt(&a, canon, sizeof canon) == o && strcmp(canon, buf) == 0);
     buf[o++] = 'z';
     buf[o] = 0;
     CHECK(parse(buf, &a, &err) == WK_ERR_ILTP_ADDRESS);
@@ -315,7 +338,7 @@ static void test_limits(void)
     memset(buf + 5, 'x', WK_ILTP_ADDRESS_MAX - 1 - 5);
     buf[WK_ILTP_ADDRESS_MAX - 1] = 0;
     CHECK(parse(buf, &a, &err) == WK_OK && strlen(a.path) == WK_ILTP_ADDRESS_MAX - 1 - 4);
-    CHECK(wk_iltp_address_format(&a, canon, sizeof canon) == WK_ILTP_ADDRESS_MAX - 1);
+    CHECK(fmt(&a, canon, sizeof canon) == WK_ILTP_ADDRESS_MAX - 1);
     buf[WK_ILTP_ADDRESS_MAX - 1] = 'x';
     buf[WK_ILTP_ADDRESS_MAX] = 0;
     CHECK(parse(buf, &a, &err) == WK_ERR_ILTP_ADDRESS);
@@ -344,17 +367,22 @@ static void test_misc(void)
     CHECK(wk_iltp_scheme_name((wk_iltp_scheme)99) == NULL);
     /* format edge cases */
     char buf[64] = "x";
-    CHECK(wk_iltp_address_format(NULL, buf, sizeof buf) == 0 && buf[0] == 0);
+    wk_out ob = {(uint8_t *)buf, sizeof buf, 0}, none = {(uint8_t *)buf, 0, 0};
+    size_t size;
+    CHECK(wk_iltp_address_encode(NULL, &ob, &err) == WK_ERROR && err.code == WK_ERR_ARG && ob.pos == 0);
+    CHECK(wk_iltp_address_size(NULL, &size, &err) == WK_ERR_ARG);
+    a.scheme = (wk_iltp_scheme)99; /* refused whatever the room */
+    CHECK(wk_iltp_address_encode(&a, &none, &err) == WK_ERROR && err.code == WK_ERR_ARG);
     CHECK(parse("stdio", &a, &err) == WK_OK);
-    CHECK(wk_iltp_address_format(&a, buf, 0) == 0);
-    CHECK(wk_iltp_address_format(&a, NULL, 10) == 0);
+    CHECK(wk_iltp_address_encode(&a, &none, &err) == WK_NEED_OUTPUT && none.pos == 0);
+    CHECK(fmt(&a, buf, 0) == 0);
     /* a caller-built ws address with an empty path formats like the default */
     memset(&a, 0, sizeof a);
     a.scheme = S_WS;
     a.host_kind = H_NAME;
     strcpy(a.host, "h");
     a.port = 80;
-    CHECK(wk_iltp_address_format(&a, buf, sizeof buf) == 4 && strcmp(buf, "ws:h") == 0);
+    CHECK(fmt(&a, buf, sizeof buf) == 4 && strcmp(buf, "ws:h") == 0);
 }
 
 int main(void)

@@ -1,6 +1,7 @@
 /* Lace-060 items: dispatch, caps, fact blocks, H3 records, truncation, the encoder, and the
  * reader/writer stack under every encoding; split at every byte and many items per push. */
 #include "wk_test.h"
+#include "contract/wk_contract_iltp.h"
 #include <wirekit/iltp.h>
 #pragma GCC diagnostic ignored "-Wformat-nonliteral" /* table-driven record cases */
 
@@ -69,6 +70,33 @@ static size_t example(buf *b, expect *ex, bool with_preface)
     return k;
 }
 
+/* One item decoder step; on an item event (WK_EVENT with an item) copies the item into *it. */
+static wk_result item_step(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_item *it, wk_error *e)
+{
+    wk_result r = wk_iltp_item_decoder_decode(d, in, NULL, e);
+    if (r == WK_EVENT) {
+        const wk_iltp_item *x = wk_iltp_item_decoder_item(d);
+        CHECK(x && !wk_iltp_item_decoder_event(d));
+        if (x) *it = *x;
+    }
+    return r;
+}
+
+/* The same for a reader. */
+static wk_result reader_step(wk_iltp_reader *rd, wk_in *in, wk_iltp_item *it, wk_error *e)
+{
+    wk_result r = wk_iltp_reader_read(rd, in, NULL, e);
+    if (r == WK_EVENT) {
+        const wk_iltp_item *x = wk_iltp_reader_item(rd);
+        CHECK(x && !wk_iltp_reader_event(rd));
+        if (x) *it = *x;
+    }
+    return r;
+}
+
+/* A _finish result as the code it stands for (WK_OK for WK_DONE). */
+static wk_code fin_code(wk_result r, const wk_error *e) { return r == WK_DONE ? WK_OK : e->code; }
+
 /* Feeds wire to an item decoder in pieces given by cut points; checks the items. */
 static int run_items(const uint8_t *wire, size_t n, const size_t *cuts, size_t ncuts, const expect *ex,
                      size_t nex, wk_code *final, size_t max_item)
@@ -84,8 +112,8 @@ static int run_items(const uint8_t *wire, size_t n, const size_t *cuts, size_t n
         wk_in in = {wire, end, start};
         for (;;) {
             wk_iltp_item it;
-            wk_result r = wk_iltp_item_decode(d, &in, &it, &e);
-            if (r == WK_ERROR) { *final = e.code; wk_iltp_item_decoder_free(d); return -1; }
+            wk_result r = item_step(d, &in, &it, &e);
+            if (r == WK_ERROR) { *final = e.code; wk_iltp_item_decoder_destroy(d); return -1; }
             if (r == WK_NEED_INPUT) break;
             if (got >= nex || it.kind != ex[got].kind || (it.kind == WK_ILTP_ITEM_FACTS && it.rows != ex[got].rows) ||
                 (it.kind == WK_ILTP_ITEM_RECORD && it.record.type != ex[got].type) || it.offset != expect_off ||
@@ -97,8 +125,8 @@ static int run_items(const uint8_t *wire, size_t n, const size_t *cuts, size_t n
         CHECK(in.pos == end);
         start = end;
     }
-    *final = wk_iltp_item_decoder_finish(d, &e);
-    wk_iltp_item_decoder_free(d);
+    *final = fin_code(wk_iltp_item_decoder_finish(d, NULL, &e), &e);
+    wk_iltp_item_decoder_destroy(d);
     return bad ? -2 : (int)got;
 }
 
@@ -128,8 +156,8 @@ static void test_example_splits(void)
         wk_iltp_item_decoder *d = wk_iltp_item_decoder_create(NULL, &e);
         wk_in in = {b.p, b.n, 0};
         wk_iltp_item it;
-        while (wk_iltp_item_decode(d, &in, &it, &e) == WK_DONE) { off += it.len; ends[ne++] = off; }
-        wk_iltp_item_decoder_free(d);
+        while (item_step(d, &in, &it, &e) == WK_EVENT) { off += it.len; ends[ne++] = off; }
+        wk_iltp_item_decoder_destroy(d);
     }
     int trunc_ok = 0;
     for (size_t cut = 0; cut < b.n; cut++) {
@@ -140,13 +168,28 @@ static void test_example_splits(void)
         wk_iltp_item_decoder *d = wk_iltp_item_decoder_create(NULL, &e);
         wk_in in = {b.p, cut, 0};
         wk_iltp_item it;
-        while (wk_iltp_item_decode(d, &in, &it, &e) == WK_DONE) got_items++;
-        wk_code c = wk_iltp_item_decoder_finish(d, &e);
+        while (item_step(d, &in, &it, &e) == WK_EVENT) got_items++;
+        wk_code c = fin_code(wk_iltp_item_decoder_finish(d, NULL, &e), &e);
         if (boundary ? c == WK_OK : (c == WK_ERR_ILTP_TRUNCATED && wk_code_is_truncation(c) && e.offset == cut)) trunc_ok++;
         else fprintf(stderr, "cut %zu: %s %s\n", cut, wk_error_name(c), e.msg);
-        wk_iltp_item_decoder_free(d);
+        wk_iltp_item_decoder_destroy(d);
     }
     CHECK(trunc_ok == (int)b.n);
+    /* on the contract harness, Blob records collected whole and streamed */
+    for (int streamed = 0; streamed < 2; streamed++) {
+        wk_contract_iltp m;
+        wk_contract_iltp_setup(&m, WK_ILTP_IDENTITY, WK_ILTP_BACKEND_DEFAULT, streamed);
+        char why[320];
+        wk_contract_outcome oc;
+        CHECKF(wk_contract_check(&wk_contract_iltp_items_ops, &m, NULL, b.p, b.n, WK_CONTRACT_ALL, &oc, why, sizeof why),
+               "streamed %d: %s", streamed, why);
+        CHECK(oc.verdict == WK_DONE && oc.consumed == b.n);
+        CHECKF(wk_contract_check(&wk_contract_iltp_items_ops, &m, NULL, b.p, b.n - 1,
+                                 WK_CONTRACT_WHOLE | WK_CONTRACT_BYTES | WK_CONTRACT_SPLITS, &oc, why, sizeof why),
+               "streamed %d, truncated: %s", streamed, why);
+        CHECK(oc.verdict == WK_ERROR && oc.error.code == WK_ERR_ILTP_TRUNCATED);
+        wk_contract_iltp_release(&m);
+    }
     free(cuts);
     free(b.p);
 }
@@ -154,14 +197,14 @@ static void test_example_splits(void)
 static wk_code decode_one(const char *s, size_t n, wk_iltp_item *it, wk_error *e, size_t max_item, bool operand)
 {
     static wk_iltp_item_decoder *d;
-    if (d) wk_iltp_item_decoder_free(d);
+    if (d) wk_iltp_item_decoder_destroy(d);
     wk_iltp_item_decoder_params p = {WK_ILTP_FORM_ANY, max_item, NULL};
     d = wk_iltp_item_decoder_create(&p, e);
     if (operand) wk_iltp_item_decoder_expect_operand(d);
     wk_in in = {(const uint8_t *)s, n, 0};
-    wk_result r = wk_iltp_item_decode(d, &in, it, e);
-    if (r == WK_DONE) return WK_OK;
-    if (r == WK_NEED_INPUT) return wk_iltp_item_decoder_finish(d, e);
+    wk_result r = item_step(d, &in, it, e);
+    if (r == WK_EVENT) return WK_OK;
+    if (r == WK_NEED_INPUT) return fin_code(wk_iltp_item_decoder_finish(d, NULL, e), e);
     return e->code;
 }
 #define ONE(s, it, e) decode_one((s), sizeof(s) - 1, (it), (e), 0, false)
@@ -410,15 +453,16 @@ static void test_encoder(void)
     memset(small, 0xAA, sizeof small);
     wk_out so = {small, sizeof small, 3};
     CHECK(wk_iltp_facts_encode(rows, 3, &so, &e) == WK_NEED_OUTPUT && so.pos == 3 && small[3] == 0xAA);
-    /* refusals are Integration errors */
+    /* refusals are Integration errors: WK_ERR_ILTP_ENCODE, the message naming the rule's code */
     const char *nfd[] = {"e\xCC\x81"};
     wk_iltp_fact r1 = {"Name", nfd, 1};
-    CHECK(wk_iltp_facts_size(&r1, 1, &e) == 0 && e.code == WK_ERR_ILTP_UTF8 && e.category == WK_CAT_INTEGRATION);
+    CHECK(wk_iltp_facts_size(&r1, 1, &e) == 0 && e.code == WK_ERR_ILTP_ENCODE && strstr(e.msg, "ILTP_ERR_UTF8") &&
+          e.category == WK_CAT_INTEGRATION && wk_code_category(e.code) == WK_CAT_INTEGRATION);
     const char *quote[] = {"it's"};
     wk_iltp_fact r2 = {"Name", quote, 1};
     CHECK(wk_iltp_facts_size(&r2, 1, &e) == 0 && e.category == WK_CAT_INTEGRATION);
     wk_iltp_fact r3 = {"9Name", NULL, 0};
-    CHECK(wk_iltp_facts_size(&r3, 1, &e) == 0 && e.code == WK_ERR_ILTP_FACT);
+    CHECK(wk_iltp_facts_size(&r3, 1, &e) == 0 && e.code == WK_ERR_ILTP_ENCODE && strstr(e.msg, "ILTP_ERR_FACT:"));
     char longc[1100];
     memset(longc, 'q', sizeof longc);
     longc[1019] = 0;
@@ -427,11 +471,12 @@ static void test_encoder(void)
     CHECK(wk_iltp_facts_size(&r4, 1, &e) == 1025 + 1); /* 1024 + LF + block LF */
     longc[1019] = 'q';
     longc[1020] = 0;
-    CHECK(wk_iltp_facts_size(&r4, 1, &e) == 0 && e.code == WK_ERR_ILTP_FACT_LINE_TOO_LONG && e.category == WK_CAT_INTEGRATION);
+    CHECK(wk_iltp_facts_size(&r4, 1, &e) == 0 && e.code == WK_ERR_ILTP_ENCODE && strstr(e.msg, "ILTP_ERR_FACT_LINE_TOO_LONG") &&
+          e.category == WK_CAT_INTEGRATION);
     /* Blob over 32 MiB */
     wk_out bo = {out, sizeof out, 0};
-    CHECK(wk_iltp_blob_encode(out, ((size_t)32 << 20) + 1, &bo, &e) == WK_ERROR && e.code == WK_ERR_ILTP_BLOB_TOO_LARGE &&
-          e.category == WK_CAT_INTEGRATION && bo.pos == 0);
+    CHECK(wk_iltp_blob_encode(out, ((size_t)32 << 20) + 1, &bo, &e) == WK_ERROR && e.code == WK_ERR_ILTP_ENCODE &&
+          strstr(e.msg, "ILTP_ERR_BLOB_TOO_LARGE") && e.category == WK_CAT_INTEGRATION && bo.pos == 0);
     CHECK(wk_iltp_blob_encode((const uint8_t *)"x", 1, &so, &e) == WK_NEED_OUTPUT && so.pos == 3);
 }
 
@@ -477,27 +522,41 @@ static void test_stack(void)
             put(&wire, tmp, o.pos);
         } while (r == WK_NEED_OUTPUT);
         CHECK(r == WK_DONE);
-        wk_iltp_writer_free(w);
+        wk_iltp_writer_destroy(w);
         if (enc == WK_ILTP_ZSTD20C) CHECK(memcmp(wire.p + wire.n - 3, "\x01\x00\x00", 3) == 0);
         if (enc == WK_ILTP_DEFLATE12C) CHECK(memcmp(wire.p + wire.n - 2, "\x03\x00", 2) == 0);
+        /* the reader on the contract harness: two sessions, prefaces, end marks; Blobs streamed
+         * under zstd20c */
+        {
+            wk_contract_iltp m;
+            wk_contract_iltp_setup(&m, (wk_iltp_encoding)enc, WK_ILTP_BACKEND_DEFAULT, enc == WK_ILTP_ZSTD20C);
+            m.form = WK_ILTP_FORM_1_0;
+            char why[320];
+            wk_contract_outcome oc;
+            CHECKF(wk_contract_check(&wk_contract_iltp_reader_ops, &m, NULL, wire.p, wire.n,
+                                     WK_CONTRACT_WHOLE | WK_CONTRACT_BYTES | WK_CONTRACT_SPLITS | WK_CONTRACT_CHUNKS, &oc,
+                                     why, sizeof why), "enc %d: %s", enc, why);
+            CHECK(oc.verdict == WK_DONE && oc.consumed == wire.n);
+            wk_contract_iltp_release(&m);
+        }
 
         for (size_t chunk = 1; chunk <= wire.n; chunk = chunk == 1 ? 13 : wire.n + 1) {
             wk_iltp_reader *rd = wk_iltp_reader_create(&sp, &e);
             size_t pos = 0, got = 0, prefaces = 0;
             int bad = 0;
             wk_result res = WK_NEED_INPUT;
-            while (pos < wire.n || res == WK_DONE) {
+            while (pos < wire.n || res == WK_EVENT) {
                 size_t lim = pos + chunk < wire.n ? pos + chunk : wire.n;
                 wk_in in = {wire.p, lim, pos};
                 wk_iltp_item it;
-                res = wk_iltp_reader_next(rd, &in, &it, &e);
+                res = reader_step(rd, &in, &it, &e);
                 pos = in.pos;
                 if (res == WK_ERROR) { bad++; fprintf(stderr, "enc %d chunk %zu: %s %s\n", enc, chunk, wk_error_name(e.code), e.msg); break; }
-                if (res != WK_DONE) continue;
+                if (res != WK_EVENT) continue;
                 if (it.kind == WK_ILTP_ITEM_PREFACE) {
                     prefaces++;
                     CHECK(memcmp(it.preface.nonce, nonce, 32) == 0);
-                    CHECK(wk_iltp_reader_next(rd, &in, &it, &e) == WK_ERROR && e.code == WK_ERR_STATE); /* paused */
+                    CHECK(reader_step(rd, &in, &it, &e) == WK_ERROR && e.code == WK_ERR_STATE); /* paused */
                     CHECK(wk_iltp_reader_begin(rd, (wk_iltp_encoding)enc, &e) == WK_OK);
                     continue;
                 }
@@ -507,8 +566,8 @@ static void test_stack(void)
             }
             wk_in rest = {wire.p, wire.n, pos};
             CHECKF(!bad && prefaces == 2 && got == 2 * nex, "enc %d chunk %zu: %zu items %zu prefaces", enc, chunk, got, prefaces);
-            CHECK(wk_iltp_reader_finish(rd, &rest, &e) == WK_OK);
-            wk_iltp_reader_free(rd);
+            CHECK(wk_iltp_reader_finish(rd, &rest, &e) == WK_DONE);
+            wk_iltp_reader_destroy(rd);
         }
         /* truncation: drop the last byte */
         {
@@ -516,11 +575,11 @@ static void test_stack(void)
             wk_in in = {wire.p, wire.n - 1, 0};
             wk_iltp_item it;
             wk_result res;
-            while ((res = wk_iltp_reader_next(rd, &in, &it, &e)) == WK_DONE)
+            while ((res = reader_step(rd, &in, &it, &e)) == WK_EVENT)
                 if (it.kind == WK_ILTP_ITEM_PREFACE) wk_iltp_reader_begin(rd, (wk_iltp_encoding)enc, &e);
-            wk_code c = res == WK_ERROR ? e.code : wk_iltp_reader_finish(rd, &in, &e);
+            wk_code c = res == WK_ERROR ? e.code : fin_code(wk_iltp_reader_finish(rd, &in, &e), &e);
             CHECKF(c == WK_ERR_ILTP_TRUNCATED, "enc %d truncated: %s", enc, wk_error_name(c));
-            wk_iltp_reader_free(rd);
+            wk_iltp_reader_destroy(rd);
         }
         free(items.p);
         free(wire.p);
@@ -537,39 +596,39 @@ static void test_reader_rules(void)
     /* an item before the first preface */
     wk_iltp_reader *rd = wk_iltp_reader_create(NULL, &e);
     wk_in in = {(const uint8_t *)"Foo()\n\n", 7, 0};
-    CHECK(wk_iltp_reader_next(rd, &in, &it, &e) == WK_ERROR && e.code == WK_ERR_ILTP_PREFACE && e.offset == 0);
-    wk_iltp_reader_free(rd);
+    CHECK(reader_step(rd, &in, &it, &e) == WK_ERROR && e.code == WK_ERR_ILTP_PREFACE && e.offset == 0);
+    wk_iltp_reader_destroy(rd);
     /* the reader stops right after the preface; the suffix waits for begin */
     buf b = {0};
     puts_(&b, pre);
     puts_(&b, "\n");
     rd = wk_iltp_reader_create(NULL, &e);
     wk_in in2 = {b.p, b.n, 0};
-    CHECK(wk_iltp_reader_next(rd, &in2, &it, &e) == WK_DONE && it.kind == WK_ILTP_ITEM_PREFACE && in2.pos == 59);
+    CHECK(reader_step(rd, &in2, &it, &e) == WK_EVENT && it.kind == WK_ILTP_ITEM_PREFACE && in2.pos == 59);
     CHECK(wk_iltp_reader_begin(rd, WK_ILTP_IDENTITY, &e) == WK_OK);
-    CHECK(wk_iltp_reader_next(rd, &in2, &it, &e) == WK_DONE && it.kind == WK_ILTP_ITEM_FACTS && it.offset == 59);
-    wk_iltp_reader_free(rd);
+    CHECK(reader_step(rd, &in2, &it, &e) == WK_EVENT && it.kind == WK_ILTP_ITEM_FACTS && it.offset == 59);
+    wk_iltp_reader_destroy(rd);
     /* a preface inside a compressed stream */
     for (int enc = 1; enc < 3; enc++) {
         wk_iltp_encoder *en = wk_iltp_encoder_create((wk_iltp_encoding)enc, NULL, &e);
         uint8_t tmp[512];
         wk_out o = {tmp, sizeof tmp, 0};
         wk_in pin = {(const uint8_t *)pre, 59, 0};
-        wk_iltp_encode(en, &o, &pin, WK_ILTP_END, &e);
+        wk_iltp_encoder_encode(en, &pin, &o, WK_ILTP_END, &e);
         b.n = 0;
         puts_(&b, pre);
         put(&b, tmp, o.pos);
         rd = wk_iltp_reader_create(NULL, &e);
         wk_in in3 = {b.p, b.n, 0};
-        CHECK(wk_iltp_reader_next(rd, &in3, &it, &e) == WK_DONE);
+        CHECK(reader_step(rd, &in3, &it, &e) == WK_EVENT);
         wk_iltp_reader_begin(rd, (wk_iltp_encoding)enc, &e);
-        CHECK(wk_iltp_reader_next(rd, &in3, &it, &e) == WK_ERROR && e.code == WK_ERR_ILTP_PREFACE_ENCODED);
-        wk_iltp_reader_free(rd);
+        CHECK(reader_step(rd, &in3, &it, &e) == WK_ERROR && e.code == WK_ERR_ILTP_PREFACE_ENCODED);
+        wk_iltp_reader_destroy(rd);
         /* after the end mark: a fact block instead of a raw preface */
         o.pos = 0;
         wk_iltp_encoder_reset(en, &e);
         wk_in fin = {(const uint8_t *)"\n", 1, 0};
-        wk_iltp_encode(en, &o, &fin, WK_ILTP_END, &e);
+        wk_iltp_encoder_encode(en, &fin, &o, WK_ILTP_END, &e);
         b.n = 0;
         puts_(&b, pre);
         put(&b, tmp, o.pos);
@@ -577,30 +636,69 @@ static void test_reader_rules(void)
         puts_(&b, "Foo()\n\n");
         rd = wk_iltp_reader_create(NULL, &e);
         wk_in in4 = {b.p, b.n, 0};
-        CHECK(wk_iltp_reader_next(rd, &in4, &it, &e) == WK_DONE);
+        CHECK(reader_step(rd, &in4, &it, &e) == WK_EVENT);
         wk_iltp_reader_begin(rd, (wk_iltp_encoding)enc, &e);
-        CHECK(wk_iltp_reader_next(rd, &in4, &it, &e) == WK_DONE && it.kind == WK_ILTP_ITEM_FACTS);
-        wk_result rr = wk_iltp_reader_next(rd, &in4, &it, &e);
+        CHECK(reader_step(rd, &in4, &it, &e) == WK_EVENT && it.kind == WK_ILTP_ITEM_FACTS);
+        wk_result rr = reader_step(rd, &in4, &it, &e);
         CHECKF(rr == WK_ERROR && e.code == WK_ERR_ILTP_AFTER_END_MARK && e.offset == end, "enc %d: %d %s at %llu", enc, rr,
                wk_error_name(e.code), (unsigned long long)e.offset);
-        wk_iltp_reader_free(rd);
+        wk_iltp_reader_destroy(rd);
         /* an end mark inside an item is truncation */
         o.pos = 0;
         wk_iltp_encoder_reset(en, &e);
         wk_in half = {(const uint8_t *)"Foo()\n", 6, 0};
-        wk_iltp_encode(en, &o, &half, WK_ILTP_END, &e);
+        wk_iltp_encoder_encode(en, &half, &o, WK_ILTP_END, &e);
         b.n = 0;
         puts_(&b, pre);
         put(&b, tmp, o.pos);
         rd = wk_iltp_reader_create(NULL, &e);
         wk_in in5 = {b.p, b.n, 0};
-        wk_iltp_reader_next(rd, &in5, &it, &e);
+        reader_step(rd, &in5, &it, &e);
         wk_iltp_reader_begin(rd, (wk_iltp_encoding)enc, &e);
-        CHECK(wk_iltp_reader_next(rd, &in5, &it, &e) == WK_ERROR && e.code == WK_ERR_ILTP_TRUNCATED);
-        wk_iltp_reader_free(rd);
-        wk_iltp_encoder_free(en);
+        CHECK(reader_step(rd, &in5, &it, &e) == WK_ERROR && e.code == WK_ERR_ILTP_TRUNCATED);
+        wk_iltp_reader_destroy(rd);
+        wk_iltp_encoder_destroy(en);
     }
     free(b.p);
+}
+
+/* A writer whose encoder failed keeps that failure: write, write_part, end, begin_session and
+ * select all report it again, every field unchanged, writing nothing. The failure is provoked with
+ * an output view the encoder refuses (position past its size: WK_ERR_ARG). */
+static void test_writer_failure_sticky(void)
+{
+    uint8_t nonce[32], tmp[4096];
+    size_t nl;
+    wk_error e;
+    wk_b64a_decode(N0, 43, nonce, 32, &nl, &e);
+    static const char items[] = "Foo('bar')\n\n";
+    for (int enc = 0; enc < 3; enc++) {
+        wk_iltp_stack_params sp = {WK_ILTP_FORM_1_0, 0, 0, NULL};
+        wk_iltp_writer *w = wk_iltp_writer_create(&sp, &e);
+        REQUIRE(w);
+        wk_out o = {tmp, sizeof tmp, 0};
+        CHECK(wk_iltp_writer_begin_session(w, nonce, NULL, NULL, &o, &e) == WK_DONE);
+        CHECK(wk_iltp_writer_select(w, (wk_iltp_encoding)enc, &e) == WK_OK);
+        wk_in in = {(const uint8_t *)items, sizeof items - 1, 0};
+        wk_out bad = {tmp, 10, 11};
+        CHECK(wk_iltp_writer_write(w, &in, &bad, &e) == WK_ERROR && e.code == WK_ERR_ARG);
+        wk_error first = e, later;
+        wk_in in2 = {(const uint8_t *)items, sizeof items - 1, 0};
+        wk_out o2 = {tmp, sizeof tmp, 0};
+        memset(&later, 0x5A, sizeof later);
+        CHECK(wk_iltp_writer_write(w, &in2, &o2, &later) == WK_ERROR && memcmp(&later, &first, sizeof first) == 0);
+        memset(&later, 0x5A, sizeof later);
+        CHECK(wk_iltp_writer_write_part(w, &in2, &o2, &later) == WK_ERROR && memcmp(&later, &first, sizeof first) == 0);
+        memset(&later, 0x5A, sizeof later);
+        CHECK(wk_iltp_writer_end(w, &o2, &later) == WK_ERROR && memcmp(&later, &first, sizeof first) == 0);
+        memset(&later, 0x5A, sizeof later);
+        CHECK(wk_iltp_writer_begin_session(w, nonce, NULL, NULL, &o2, &later) == WK_ERROR &&
+              memcmp(&later, &first, sizeof first) == 0);
+        memset(&later, 0x5A, sizeof later);
+        CHECK(wk_iltp_writer_select(w, WK_ILTP_IDENTITY, &later) == first.code && memcmp(&later, &first, sizeof first) == 0);
+        CHECK(in2.pos == 0 && o2.pos == 0);
+        wk_iltp_writer_destroy(w);
+    }
 }
 
 int main(void)
@@ -612,5 +710,6 @@ int main(void)
     test_encoder();
     test_stack();
     test_reader_rules();
+    test_writer_failure_sticky();
     return wk_test_summary("iltp_item");
 }

@@ -2,7 +2,7 @@
  * file holding the 39-byte input built here by hand), skip rules, exhaustion, seed checks, and the
  * B64A text form.
  *
- * The all-zero-candidate skip in wk_iltp_nonce_next is not exercised: finding a seed and sequence
+ * The all-zero-candidate skip in wk_iltp_nonce_gen_next is not exercised: finding a seed and sequence
  * whose keyed BLAKE3 is 32 zero bytes is a 2^256 search, and the test does not fake one. The branch
  * is the same `continue` as the peer-nonce skip, which is tested below. */
 #include "wk_test.h"
@@ -148,7 +148,7 @@ static void test_sequence(void)
     uint8_t n[3][32], c[32];
     for (uint64_t i = 0; i < 3; i++) {
         uint64_t used = 99;
-        CHECK(wk_iltp_nonce_next(&g, NULL, n[i], &used, &err) == WK_OK);
+        CHECK(wk_iltp_nonce_gen_next(&g, NULL, n[i], &used, &err) == WK_OK);
         CHECK(used == i);
         wk_iltp_nonce_candidate(seed_count, i, c);
         CHECK_MEM(n[i], c, 32);
@@ -156,7 +156,7 @@ static void test_sequence(void)
     CHECK(g.next == 3);
     CHECK(memcmp(n[0], n[1], 32) != 0 && memcmp(n[1], n[2], 32) != 0 && memcmp(n[0], n[2], 32) != 0);
     /* used_sequence may be NULL */
-    CHECK(wk_iltp_nonce_next(&g, NULL, n[0], NULL, &err) == WK_OK);
+    CHECK(wk_iltp_nonce_gen_next(&g, NULL, n[0], NULL, &err) == WK_OK);
     wk_iltp_nonce_candidate(seed_count, 3, c);
     CHECK_MEM(n[0], c, 32);
 
@@ -165,7 +165,7 @@ static void test_sequence(void)
     memcpy(seed, seed_ff, 32);
     CHECK(wk_iltp_nonce_gen_init(&g, seed, 0, &err) == WK_OK);
     memset(seed, 0, 32);
-    CHECK(wk_iltp_nonce_next(&g, NULL, n[1], NULL, &err) == WK_OK);
+    CHECK(wk_iltp_nonce_gen_next(&g, NULL, n[1], NULL, &err) == WK_OK);
     wk_iltp_nonce_candidate(seed_ff, 0, c);
     CHECK_MEM(n[1], c, 32);
     wk_iltp_nonce_candidate(seed_count, 0, c);
@@ -174,7 +174,7 @@ static void test_sequence(void)
     /* a start other than 0 */
     CHECK(wk_iltp_nonce_gen_init(&g, seed_one, 1000, &err) == WK_OK);
     uint64_t used = 0;
-    CHECK(wk_iltp_nonce_next(&g, NULL, n[0], &used, &err) == WK_OK && used == 1000);
+    CHECK(wk_iltp_nonce_gen_next(&g, NULL, n[0], &used, &err) == WK_OK && used == 1000);
     wk_iltp_nonce_candidate(seed_one, 1000, c);
     CHECK_MEM(n[0], c, 32);
 }
@@ -189,7 +189,7 @@ static void test_peer_skip(void)
 
     CHECK(wk_iltp_nonce_gen_init(&g, seed_count, 0, &err) == WK_OK);
     uint64_t used = 99;
-    CHECK(wk_iltp_nonce_next(&g, peer, out, &used, &err) == WK_OK);
+    CHECK(wk_iltp_nonce_gen_next(&g, peer, out, &used, &err) == WK_OK);
     CHECK(used == 1);
     CHECK_MEM(out, c1, 32);
     CHECK(g.next == 2); /* sequence 0 was consumed by the skip */
@@ -198,7 +198,7 @@ static void test_peer_skip(void)
     uint8_t other[32];
     memset(other, 0x5a, 32);
     CHECK(wk_iltp_nonce_gen_init(&g, seed_count, 0, &err) == WK_OK);
-    CHECK(wk_iltp_nonce_next(&g, other, out, &used, &err) == WK_OK && used == 0);
+    CHECK(wk_iltp_nonce_gen_next(&g, other, out, &used, &err) == WK_OK && used == 0);
     CHECK_MEM(out, peer, 32);
 
     /* the skip in the middle of the sequence */
@@ -206,7 +206,7 @@ static void test_peer_skip(void)
     wk_iltp_nonce_candidate(seed_ff, 5, p5);
     wk_iltp_nonce_candidate(seed_ff, 6, c6);
     CHECK(wk_iltp_nonce_gen_init(&g, seed_ff, 5, &err) == WK_OK);
-    CHECK(wk_iltp_nonce_next(&g, p5, out, &used, &err) == WK_OK && used == 6);
+    CHECK(wk_iltp_nonce_gen_next(&g, p5, out, &used, &err) == WK_OK && used == 6);
     CHECK_MEM(out, c6, 32);
 }
 
@@ -232,29 +232,29 @@ static void test_exhaustion(void)
 
     /* UINT64_MAX is usable exactly once */
     CHECK(wk_iltp_nonce_gen_init(&g, seed_count, UINT64_MAX, &err) == WK_OK);
-    CHECK(wk_iltp_nonce_next(&g, NULL, out, &used, &err) == WK_OK);
+    CHECK(wk_iltp_nonce_gen_next(&g, NULL, out, &used, &err) == WK_OK);
     CHECK(used == UINT64_MAX);
     CHECK_MEM(out, cmax, 32);
     CHECK(g.exhausted);
     used = 7;
-    check_exhausted(wk_iltp_nonce_next(&g, NULL, out, &used, &err), &err, out);
+    check_exhausted(wk_iltp_nonce_gen_next(&g, NULL, out, &used, &err), &err, out);
     CHECK(used == 7); /* untouched on failure */
-    check_exhausted(wk_iltp_nonce_next(&g, NULL, out, &used, &err), &err, out); /* stays exhausted */
+    check_exhausted(wk_iltp_nonce_gen_next(&g, NULL, out, &used, &err), &err, out); /* stays exhausted */
 
     /* the last value equals the peer nonce: exhausted at once */
     CHECK(wk_iltp_nonce_gen_init(&g, seed_count, UINT64_MAX, &err) == WK_OK);
-    check_exhausted(wk_iltp_nonce_next(&g, cmax, out, &used, &err), &err, out);
+    check_exhausted(wk_iltp_nonce_gen_next(&g, cmax, out, &used, &err), &err, out);
 
     /* UINT64_MAX - 1 skipped for the peer, UINT64_MAX used, then nothing */
     uint8_t cmax1[32];
     wk_iltp_nonce_candidate(seed_count, UINT64_MAX - 1, cmax1);
     CHECK(wk_iltp_nonce_gen_init(&g, seed_count, UINT64_MAX - 1, &err) == WK_OK);
-    CHECK(wk_iltp_nonce_next(&g, cmax1, out, &used, &err) == WK_OK && used == UINT64_MAX);
+    CHECK(wk_iltp_nonce_gen_next(&g, cmax1, out, &used, &err) == WK_OK && used == UINT64_MAX);
     CHECK_MEM(out, cmax, 32);
-    check_exhausted(wk_iltp_nonce_next(&g, cmax1, out, &used, &err), &err, out);
+    check_exhausted(wk_iltp_nonce_gen_next(&g, cmax1, out, &used, &err), &err, out);
 
     /* err may be NULL */
-    CHECK(wk_iltp_nonce_next(&g, NULL, out, NULL, NULL) == WK_ERR_ILTP_NONCE_EXHAUSTED);
+    CHECK(wk_iltp_nonce_gen_next(&g, NULL, out, NULL, NULL) == WK_ERR_ILTP_NONCE_EXHAUSTED);
 }
 
 static void test_args(void)
@@ -267,9 +267,9 @@ static void test_args(void)
     CHECK(wk_iltp_nonce_gen_init(&g, zero, 0, NULL) == WK_ERR_ARG);
     CHECK(wk_iltp_nonce_gen_init(NULL, seed_one, 0, &err) == WK_ERR_ARG);
     CHECK(wk_iltp_nonce_gen_init(&g, NULL, 0, &err) == WK_ERR_ARG);
-    CHECK(wk_iltp_nonce_next(NULL, NULL, out, NULL, &err) == WK_ERR_ARG);
+    CHECK(wk_iltp_nonce_gen_next(NULL, NULL, out, NULL, &err) == WK_ERR_ARG);
     CHECK(wk_iltp_nonce_gen_init(&g, seed_one, 0, &err) == WK_OK);
-    CHECK(wk_iltp_nonce_next(&g, NULL, NULL, NULL, &err) == WK_ERR_ARG);
+    CHECK(wk_iltp_nonce_gen_next(&g, NULL, NULL, NULL, &err) == WK_ERR_ARG);
     CHECK(g.next == 0); /* a rejected call consumes nothing */
 }
 
@@ -282,7 +282,7 @@ static void test_b64a(void)
     for (int i = 0; i < 16; i++) {
         uint8_t nonce[32], back[32];
         char text[WK_ILTP_NONCE_TEXT_LEN + 1];
-        CHECK(wk_iltp_nonce_next(&g, NULL, nonce, NULL, &err) == WK_OK);
+        CHECK(wk_iltp_nonce_gen_next(&g, NULL, nonce, NULL, &err) == WK_OK);
         size_t n = wk_b64a_encode(nonce, 32, text);
         text[n] = 0;
         CHECK(n == 43);
@@ -291,7 +291,9 @@ static void test_b64a(void)
         CHECK_MEM(back, nonce, 32);
         /* and it makes a valid 59-byte 1.0 preface */
         uint8_t pre[WK_ILTP_PREFACE_MAX];
-        size_t plen = wk_iltp_preface_format(WK_ILTP_FORM_1_0, nonce, NULL, NULL, pre, sizeof pre, &err);
+        wk_out po = {pre, sizeof pre, 0};
+        CHECK(wk_iltp_preface_encode(WK_ILTP_FORM_1_0, nonce, NULL, NULL, &po, &err) == WK_DONE);
+        size_t plen = po.pos;
         CHECK(plen == 59);
         wk_iltp_preface p;
         CHECK(wk_iltp_preface_parse(pre, plen, WK_ILTP_FORM_1_0, &p, &err) == WK_DONE);

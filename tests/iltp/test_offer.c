@@ -22,7 +22,7 @@ static const char *sel(const char *a_encode, const char *b_decode)
     wk_iltp_offer a = offer(a_encode), b = offer(b_decode);
     const char *t;
     size_t n;
-    wk_iltp_select(&a, &b, &t, &n);
+    wk_iltp_offer_select(&a, &b, &t, &n);
     snprintf(buf, sizeof buf, "%.*s", (int)n, t);
     return buf;
 }
@@ -68,9 +68,24 @@ static void test_offer_parse(void)
                wk_error_name(c), (unsigned long long)e.offset);
     }
     wk_iltp_encoding encs[] = {WK_ILTP_ZSTD20C, WK_ILTP_IDENTITY, WK_ILTP_DEFLATE12C, WK_ILTP_ZSTD20C};
-    char buf[64];
-    CHECK(wk_iltp_offer_format(encs, 4, buf, sizeof buf) == 18 && strcmp(buf, "zstd20c,deflate12c") == 0);
-    CHECK(wk_iltp_offer_format(encs, 4, buf, 10) == 0);
+    uint8_t buf[64];
+    size_t size = 0;
+    CHECK(wk_iltp_offer_size(encs, 4, &size, &e) == WK_OK && size == 18);
+    wk_out ob = {buf, sizeof buf, 0};
+    CHECK(wk_iltp_offer_encode(encs, 4, &ob, &e) == WK_DONE && ob.pos == 18 && memcmp(buf, "zstd20c,deflate12c", 18) == 0);
+    /* a short view: NEED_OUTPUT, untouched */
+    memset(buf, 0xAA, sizeof buf);
+    wk_out small = {buf, 17, 3};
+    CHECK(wk_iltp_offer_encode(encs, 4, &small, &e) == WK_NEED_OUTPUT && small.pos == 3 && buf[3] == 0xAA);
+    /* nothing listed: an empty list, not an error */
+    wk_iltp_encoding only_id[] = {WK_ILTP_IDENTITY};
+    CHECK(wk_iltp_offer_size(only_id, 1, &size, &e) == WK_OK && size == 0);
+    /* an encoding this build does not implement is refused whatever the room */
+    wk_iltp_encoding unk[] = {WK_ILTP_ZSTD20C, WK_ILTP_UNKNOWN};
+    wk_out big = {buf, sizeof buf, 0}, none = {buf, 0, 0};
+    CHECK(wk_iltp_offer_size(unk, 2, &size, &e) == WK_ERR_ARG);
+    CHECK(wk_iltp_offer_encode(unk, 2, &big, &e) == WK_ERROR && e.code == WK_ERR_ARG && big.pos == 0);
+    CHECK(wk_iltp_offer_encode(unk, 2, &none, &e) == WK_ERROR && e.code == WK_ERR_ARG);
 }
 
 static void test_selection(void)
@@ -92,7 +107,7 @@ static void test_selection(void)
     wk_iltp_offer a = offer("brotli9,zstd20c"), b = offer("zstd20c,brotli9");
     const char *t;
     size_t n;
-    CHECK(wk_iltp_select(&a, &b, &t, &n) == WK_ILTP_UNKNOWN && n == 7 && memcmp(t, "brotli9", 7) == 0);
+    CHECK(wk_iltp_offer_select(&a, &b, &t, &n) == WK_ILTP_UNKNOWN && n == 7 && memcmp(t, "brotli9", 7) == 0);
     /* an unknown token only one side lists is skipped */
     CHECK(strcmp(sel("brotli9,zstd20c", "zstd20c"), "zstd20c") == 0);
 }
@@ -123,8 +138,22 @@ static void test_preface_0_13(void)
     uint8_t nonce[32], out[1024];
     size_t nl;
     CHECK(wk_b64a_decode(NONCE, 43, nonce, 32, &nl, &e) == WK_OK);
-    CHECK(wk_iltp_preface_format(WK_ILTP_FORM_0_13, nonce, "deflate12c,zstd20c", "deflate12c", out, sizeof out, &e) == 114);
+    size_t psize = 0;
+    CHECK(wk_iltp_preface_size(WK_ILTP_FORM_0_13, nonce, "deflate12c,zstd20c", "deflate12c", &psize, &e) == WK_OK &&
+          psize == 114);
+    wk_out po = {out, sizeof out, 0};
+    CHECK(wk_iltp_preface_encode(WK_ILTP_FORM_0_13, nonce, "deflate12c,zstd20c", "deflate12c", &po, &e) == WK_DONE &&
+          po.pos == 114);
     CHECK(memcmp(out, s, 114) == 0);
+    /* one byte short: NEED_OUTPUT with the view untouched */
+    memset(out, 0xAA, sizeof out);
+    wk_out shortv = {out, 113, 0};
+    CHECK(wk_iltp_preface_encode(WK_ILTP_FORM_0_13, nonce, "deflate12c,zstd20c", "deflate12c", &shortv, &e) ==
+              WK_NEED_OUTPUT && shortv.pos == 0 && out[0] == 0xAA);
+    /* an invalid list is refused whatever the room */
+    wk_out tiny = {out, 0, 0};
+    CHECK(wk_iltp_preface_encode(WK_ILTP_FORM_0_13, nonce, "Bad", NULL, &tiny, &e) == WK_ERROR && e.code == WK_ERR_ILTP_TOKEN);
+    CHECK(wk_iltp_preface_size(WK_ILTP_FORM_0_13, nonce, "Bad", NULL, &psize, &e) == WK_ERR_ILTP_TOKEN);
     /* absent fields */
     snprintf(s, sizeof s, "\xF0\x9F\xAA\xA2: iltp/0.13\nNonce: %s\n\n", NONCE);
     CHECK(parse(s, WK_ILTP_FORM_0_13, &p, &e) == WK_DONE && p.decode.len == 0 && p.encode.len == 0);
@@ -187,7 +216,8 @@ static void test_preface_1_0(void)
     uint8_t nonce[32], out[100];
     size_t nl;
     wk_b64a_decode(NONCE, 43, nonce, 32, &nl, &e);
-    CHECK(wk_iltp_preface_format(WK_ILTP_FORM_1_0, nonce, NULL, NULL, out, sizeof out, &e) == 59 &&
+    wk_out po = {out, sizeof out, 0};
+    CHECK(wk_iltp_preface_encode(WK_ILTP_FORM_1_0, nonce, NULL, NULL, &po, &e) == WK_DONE && po.pos == 59 &&
           memcmp(out, s, 59) == 0);
     snprintf(s, sizeof s, "\xF0\x9F\xAA\xA2: iltp/1.0 %sX\n", NONCE);
     CHECK(parse(s, WK_ILTP_FORM_1_0, &p, &e) == WK_ERROR && e.code == WK_ERR_ILTP_PREFACE && e.offset == 58);
@@ -198,7 +228,10 @@ static void test_preface_1_0(void)
     snprintf(s, sizeof s, "\xF0\x9F\xAA\xA2: iltp/1.0  %s\n", NONCE);
     CHECK(parse(s, WK_ILTP_FORM_1_0, &p, &e) == WK_ERROR);
     uint8_t zero[32] = {0};
-    CHECK(wk_iltp_preface_format(WK_ILTP_FORM_1_0, zero, NULL, NULL, out, sizeof out, &e) == 0);
+    wk_out zo = {out, sizeof out, 0};
+    CHECK(wk_iltp_preface_encode(WK_ILTP_FORM_1_0, zero, NULL, NULL, &zo, &e) == WK_ERROR && e.code == WK_ERR_ARG && zo.pos == 0);
+    size_t zs;
+    CHECK(wk_iltp_preface_size(WK_ILTP_FORM_1_0, zero, NULL, NULL, &zs, &e) == WK_ERR_ARG);
 }
 
 static void test_pair(void)

@@ -38,7 +38,10 @@ static bool decode_one(wk_iltp_item_decoder **d, const uint8_t *b, size_t n, wk_
     wk_iltp_item_decoder_params dp = {WK_ILTP_FORM_ANY, 0, NULL};
     *d = wk_iltp_item_decoder_create(&dp, e);
     wk_in in = {b, n, 0};
-    return *d && wk_iltp_item_decode(*d, &in, it, e) == WK_DONE && in.pos == n;
+    if (!*d || wk_iltp_item_decoder_decode(*d, &in, NULL, e) != WK_EVENT || in.pos != n) return false;
+    const wk_iltp_item *x = wk_iltp_item_decoder_item(*d);
+    if (x) *it = *x;
+    return x != NULL;
 }
 
 static wk_code check_bytes(const uint8_t *b, size_t n, const wk_iltp_proof_params *expect,
@@ -47,7 +50,7 @@ static wk_code check_bytes(const uint8_t *b, size_t n, const wk_iltp_proof_param
     wk_iltp_item_decoder *d = NULL;
     wk_iltp_item it;
     wk_code c = decode_one(&d, b, n, &it, e) ? wk_iltp_proof_check(&it, expect, acc, e) : e->code;
-    wk_iltp_item_decoder_free(d);
+    wk_iltp_item_decoder_destroy(d);
     return c;
 }
 
@@ -108,7 +111,7 @@ static void test_encode_check(void)
                 CHECK(strstr(e.msg, "Channel-Binding-Hash") != NULL);
                 CHECK(wk_iltp_proof_check(&it, &q, WK_ILTP_PROOF_STRUCTURAL, &e) == WK_OK);
             }
-            wk_iltp_item_decoder_free(d);
+            wk_iltp_item_decoder_destroy(d);
         }
     }
 }
@@ -222,7 +225,7 @@ static void pair(wk_iltp_assurance a0, wk_iltp_assurance a1, uint8_t x0, uint8_t
         wk_iltp_session_stats ss;
         wk_iltp_session_stats_get(s[i], &ss);
         verified[i] = ss.proof_verified;
-        wk_iltp_session_free(s[i]);
+        wk_iltp_session_destroy(s[i]);
     }
 }
 

@@ -9,6 +9,7 @@
  * session's allocator (none). */
 #include "wk_test.h"
 #include "wk_alloc_wrap.h"
+#include "contract/wk_contract_alloc.h"
 #include <wirekit/iltp.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -319,7 +320,7 @@ static int run(end e[2], const run_opts *o, uint64_t *total_rounds)
                 progress = true;
             } else if (peer->eof_sent && !me->eof_seen) {
                 me->eof_seen = true;
-                if (wk_iltp_session_finish(me->s, NULL, &me->err) != WK_OK) { me->failed = true; continue; }
+                if (wk_iltp_session_finish(me->s, NULL, &me->err) != WK_DONE) { me->failed = true; continue; }
                 progress = true;
             }
         }
@@ -367,7 +368,7 @@ static int run(end e[2], const run_opts *o, uint64_t *total_rounds)
 static void cleanup(end e[2])
 {
     for (int i = 0; i < 2; i++) {
-        wk_iltp_session_free(e[i].s);
+        wk_iltp_session_destroy(e[i].s);
         free(e[i].pipe);
         free(e[i].rx);
         mfree(&e[i].store);
@@ -457,7 +458,7 @@ static void test_offers_and_forms(void)
                 if (!f && lists[b]) wk_iltp_offer_parse(lists[b], strlen(lists[b]), &od, &er);
                 const char *t;
                 size_t tl;
-                wk_iltp_encoding want = wk_iltp_select(&oe, &od, &t, &tl);
+                wk_iltp_encoding want = wk_iltp_offer_select(&oe, &od, &t, &tl);
                 good = good && st.enc_out == want;
                 if (good) ok++;
                 else fprintf(stderr, "form %d offers %d/%d: %s %s enc_out %d want %d\n", f, a, b,
@@ -582,7 +583,7 @@ static wk_code feed(const char *side0_items, wk_code *got)
     wk_in in = {(const uint8_t *)side0_items, strlen(side0_items), 0};
     wk_result r = wk_iltp_session_recv(s, &in, NULL, &e);
     *got = r == WK_ERROR ? e.code : WK_OK;
-    wk_iltp_session_free(s);
+    wk_iltp_session_destroy(s);
     mfree(&m);
     return *got;
 }
@@ -658,7 +659,7 @@ static void test_socketpair(wk_iltp_form form, const char *dec0, const char *enc
                     if (end_recv(me, &pending[i]) == WK_ERROR) { failed = true; break; }
                 } else if (n == 0) {
                     eof[i] = true;
-                    if (wk_iltp_session_finish(me->s, NULL, &me->err) != WK_OK) { failed = true; break; }
+                    if (wk_iltp_session_finish(me->s, NULL, &me->err) != WK_DONE) { failed = true; break; }
                     if (i == 0) wk_iltp_session_close(me->s, &me->err); /* the listener answers */
                 } else if (errno != EAGAIN) {
                     failed = true;
@@ -707,7 +708,7 @@ static void test_unknown_tokens(void)
     wk_iltp_session_stats_get(s, &st);
     CHECK(st.enc_in == WK_ILTP_DEFLATE12C && st.enc_out == WK_ILTP_DEFLATE12C);
     CHECK(wk_iltp_session_state_get(s) == WK_ILTP_SESSION_ESTABLISHING);
-    wk_iltp_session_free(s);
+    wk_iltp_session_destroy(s);
     /* and our own offers may only name what we implement */
     params(&p, 1, WK_ILTP_FORM_0_13, "lz4x", NULL, &m);
     CHECK(wk_iltp_session_create(&p, 0, &e) == NULL && e.code == WK_ERR_USAGE);
@@ -769,14 +770,14 @@ static void test_exact_faults(void)
     wk_iltp_session *ss = wk_iltp_session_create(&p, 0, &e);
     wk_in in = {(const uint8_t *)pre, strlen(pre), 0};
     CHECK(wk_iltp_session_recv(ss, &in, NULL, &e) == WK_NEED_INPUT);
-    CHECK(wk_iltp_session_finish(ss, NULL, &e) == WK_ERR_ILTP_PREMATURE_EOF);
-    wk_iltp_session_free(ss);
+    CHECK(wk_iltp_session_finish(ss, NULL, &e) == WK_ERROR && e.code == WK_ERR_ILTP_PREMATURE_EOF);
+    wk_iltp_session_destroy(ss);
     /* a phase deadline */
     p.phase_timeout_ms = 100;
     ss = wk_iltp_session_create(&p, 0, &e);
     CHECK(wk_iltp_session_tick(ss, 50, &e) == WK_OK);
     CHECK(wk_iltp_session_tick(ss, 101, &e) == WK_ERR_ILTP_DEADLINE && e.category == WK_CAT_TRANSPORT);
-    wk_iltp_session_free(ss);
+    wk_iltp_session_destroy(ss);
     /* the establishment budget */
     p.phase_timeout_ms = 0;
     p.budget_establishment = 10;
@@ -784,7 +785,7 @@ static void test_exact_faults(void)
     snprintf(s, sizeof s, "%s\n%s", pre, op);
     wk_in in2 = {(const uint8_t *)s, strlen(s), 0};
     CHECK(wk_iltp_session_recv(ss, &in2, NULL, &e) == WK_ERROR && e.code == WK_ERR_ILTP_BUDGET);
-    wk_iltp_session_free(ss);
+    wk_iltp_session_destroy(ss);
     mfree(&m);
 }
 
@@ -876,7 +877,7 @@ static void test_allocator(void)
     for (int step = 0; step < 20000 && !both_quiet_at_fixed_point(e); step++) REQUIRE(exchange(e));
     CHECK(same(&e[0].store, &e[1].store) && e[0].store.n == 9);
     for (int i = 0; i < 2; i++) {
-        wk_iltp_session_free(e[i].s);
+        wk_iltp_session_destroy(e[i].s);
         e[i].s = NULL;
     }
     unsigned long used = wk_alloc_probe_end();
@@ -903,7 +904,7 @@ static void test_allocator(void)
         if (!f[1].s) {
             CHECK(f[1].err.code == WK_ERR_NOMEM);
             nomem++;
-            wk_iltp_session_free(f[0].s);
+            wk_iltp_session_destroy(f[0].s);
             f[0].s = NULL;
             cleanup(f);
             continue;
@@ -921,13 +922,53 @@ static void test_allocator(void)
             clean++;
         }
         for (int i = 0; i < 2; i++) {
-            wk_iltp_session_free(f[i].s);
+            wk_iltp_session_destroy(f[i].s);
             f[i].s = NULL;
         }
         CHECK(lt.cur == 0);
         cleanup(f);
     }
     CHECK(nomem > 3 && clean > 0);
+}
+
+/* The session pair under the failing allocator (tests/contract/wk_contract_alloc.h): both sides
+ * allocate through it; a session of each encoding way (zstd20c one way, deflate12c the other), one
+ * Blob each, to fixed point. Every allocation call refused in turn, alone and sticky, must end the
+ * scenario with WK_ERR_NOMEM (or clean) and nothing allocated. */
+static wk_code sc_pair(void *ctx, const wk_allocator *a, wk_error *err)
+{
+    (void)ctx;
+    end f[2];
+    memset(f, 0, sizeof f);
+    fill(&f[0].store, 0, 1, 2000);
+    fill(&f[1].store, 1, 1, 2000);
+    static const char *enc[2] = {"zstd20c", "deflate12c"};
+    wk_code rc = WK_OK;
+    for (int i = 0; i < 2 && rc == WK_OK; i++) {
+        wk_iltp_session_params p;
+        params(&p, i, WK_ILTP_FORM_0_13, "deflate12c,zstd20c", enc[i], &f[i].store);
+        p.allocator = a;
+        f[i].s = wk_iltp_session_create(&p, 0, &f[i].err);
+        if (!f[i].s) rc = f[i].err.code, *err = f[i].err;
+    }
+    bool failed = false;
+    for (int step = 0; rc == WK_OK && step < 5000 && !failed && !both_quiet_at_fixed_point(f); step++)
+        failed = !exchange(f);
+    if (rc == WK_OK && failed) {
+        /* the side that was refused memory; the other may then see the peer go wrong */
+        int k = f[0].failed && f[0].err.code == WK_ERR_NOMEM ? 0 : f[1].failed && f[1].err.code == WK_ERR_NOMEM ? 1
+                : f[0].failed ? 0 : 1;
+        rc = f[k].err.code;
+        *err = f[k].err;
+    }
+    if (rc == WK_OK && !same(&f[0].store, &f[1].store)) rc = wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, "stores differ");
+    cleanup(f);
+    return rc;
+}
+
+static void test_allocator_sweep(void)
+{
+    CHECK(wk_contract_alloc_sweep("iltp session pair", sc_pair, NULL) == 0);
 }
 
 /* A side1 session of form 1.0 over store m with allocator t. */
@@ -967,7 +1008,7 @@ static void test_budget_as_bytes_arrive(void)
     CHECKF(fed <= (4u << 20) + sizeof chunk, "fed %zu", fed);
     /* the item buffer grows by doubling to the budget: 2 + 4 MiB while it copies */
     CHECKF(t.peak < (6u << 20) + (512u << 10), "peak %zu", t.peak);
-    wk_iltp_session_free(s);
+    wk_iltp_session_destroy(s);
     mfree(&m);
 }
 
@@ -1018,7 +1059,7 @@ static void test_round_storm(void)
     CHECK(wk_iltp_session_state_get(s) == WK_ILTP_SESSION_FIXED_POINT);
     CHECKF(t.peak < (1u << 20), "peak %zu", t.peak);
     CHECK(out_bytes > rounds * 50 * 146); /* every round advertised the whole store */
-    wk_iltp_session_free(s);
+    wk_iltp_session_destroy(s);
     free(b);
     mfree(&m);
 }
@@ -1061,6 +1102,7 @@ int main(void)
     test_large_and_many();
     test_pieces_and_late_stores();
     test_allocator();
+    test_allocator_sweep();
     test_budget_as_bytes_arrive();
     test_round_storm();
     test_quiesce();
