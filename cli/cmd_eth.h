@@ -29,9 +29,9 @@ int eth_fail_local(wk_error *err);
 bool eth_u64_opt(const char *name, const char *val, uint64_t min, uint64_t max, uint64_t *out);
 /* The SSZ type bounds options: parses --min N / --max N at argv[*i] into *b; 1 when it was one of
  * them and valid (*i advanced), -1 on a usage error (printed), 0 when argv[*i] is another option. */
-int eth_take_bounds(int argc, char **argv, int *i, wk_ssz_bounds *b);
+int eth_take_bounds(int argc, char **argv, int *i, wk_eth_ssz_bounds *b);
 /* Prints a usage line and returns -1 when --min is above --max ("wirekit eth CMD: ..."), else 0. */
-int eth_check_bounds(const char *cmd, const wk_ssz_bounds *b);
+int eth_check_bounds(const char *cmd, const wk_eth_ssz_bounds *b);
 
 /* The verbs of the message layers (cmd_eth_msg.c, cmd_eth_reqresp.c). argv[0] = the verb. */
 int wk_cli_eth_rlpx_encode(int argc, char **argv);

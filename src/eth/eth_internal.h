@@ -57,18 +57,18 @@ static inline bool wk_leb128_minimal(const uint8_t *p, size_t used)
 
 /* Our one-pass validating block decoder (snappy_decode.c): decodes the elements src[start..n)
  * of a block whose preamble src[0..start) declared `want` bytes (already read and bounded by
- * wk_snappy_block_peek) into dst[0..want), checking every rule of spec 1.5 as it goes. Returns
- * WK_OK, or the error wk_snappy_block_validate gives for the same block (same code, same offset,
+ * wk_eth_snappy_block_peek) into dst[0..want), checking every rule of spec 1.5 as it goes. Returns
+ * WK_OK, or the error wk_eth_snappy_block_validate gives for the same block (same code, same offset,
  * counted from src). Reads only src[0..n), writes only dst[0..want) (contents unspecified on
  * failure); dst is never NULL (pass a 1-byte buffer for want == 0) and does not overlap src. */
-wk_code wk_snappy_decode_body(const uint8_t *src, size_t n, size_t start, uint8_t *dst, size_t want,
+wk_code wk_eth_snappy_decode_body(const uint8_t *src, size_t n, size_t start, uint8_t *dst, size_t want,
                               wk_error *err);
 
-/* CRC-32C (continuing `crc`, as wk_crc32c_update) of src[0..n) while copying it to dst (not
- * overlapping), in steps of WK_CRC32C_COPY_STEP bytes: each step checksummed, then copied while
+/* CRC-32C (continuing `crc`, as wk_eth_crc32c_update) of src[0..n) while copying it to dst (not
+ * overlapping), in steps of WK_ETH_CRC32C_COPY_STEP bytes: each step checksummed, then copied while
  * it is in L1 (crc32c.c). */
-#define WK_CRC32C_COPY_STEP 4096
-uint32_t wk_crc32c_copy(uint8_t *dst, const uint8_t *src, size_t n, uint32_t crc);
+#define WK_ETH_CRC32C_COPY_STEP 4096
+uint32_t wk_eth_crc32c_copy(uint8_t *dst, const uint8_t *src, size_t n, uint32_t crc);
 
 static inline uint32_t wk_load_le32(const uint8_t *p)
 {

@@ -5,30 +5,30 @@
 #include <wirekit/eth.h>
 #include <string.h>
 
-bool wk_rlpx_snappy_active(uint64_t our_version, uint64_t their_version)
+bool wk_eth_rlpx_snappy_active(uint64_t our_version, uint64_t their_version)
 {
-    return our_version >= WK_RLPX_SNAPPY_P2P_VERSION && their_version >= WK_RLPX_SNAPPY_P2P_VERSION;
+    return our_version >= WK_ETH_RLPX_SNAPPY_P2P_VERSION && their_version >= WK_ETH_RLPX_SNAPPY_P2P_VERSION;
 }
 
-wk_code wk_rlpx_parse(const uint8_t *fd, size_t n, bool compressed, uint64_t max_data,
-                      wk_rlpx_message *msg, wk_error *err)
+wk_code wk_eth_rlpx_parse(const uint8_t *fd, size_t n, bool compressed, uint64_t max_data,
+                      wk_eth_rlpx_message *msg, wk_error *err)
 {
     if (n == 0) return wk_error_set(err, WK_ERR_RLPX_EMPTY, 0, "frame-data is empty: no message id");
-    if (max_data == 0) max_data = WK_RLPX_DEFAULT_MAX_DATA;
+    if (max_data == 0) max_data = WK_ETH_RLPX_DEFAULT_MAX_DATA;
 
-    wk_rlpx_message m = {0, 0, 0, 0, false};
+    wk_eth_rlpx_message m = {0, 0, 0, 0, false};
     wk_error e;
     size_t used = 0;
-    if (wk_rlp_read_uint(fd, n, &m.msg_id, &used, &e) != WK_OK)
+    if (wk_eth_rlp_read_uint(fd, n, &m.msg_id, &used, &e) != WK_OK)
         return wk_error_set(err, WK_ERR_RLPX_MSGID, e.has_offset ? e.offset : 0,
                             "message id is not a canonical RLP uint64 (%s)", wk_error_name(e.code));
     m.data_offset = used;
     m.wire_len = n - used;
-    m.compressed = compressed && m.msg_id != WK_RLPX_MSG_HELLO;
+    m.compressed = compressed && m.msg_id != WK_ETH_RLPX_MSG_HELLO;
 
     if (m.compressed) {
         uint64_t declared = 0;
-        wk_code rc = wk_snappy_block_peek(fd + used, m.wire_len, WK_SNAPPY_BLOCK_MAX, &declared, NULL,
+        wk_code rc = wk_eth_snappy_block_peek(fd + used, m.wire_len, WK_ETH_SNAPPY_BLOCK_MAX, &declared, NULL,
                                           err);
         if (rc != WK_OK) {
             if (err && err->has_offset) err->offset += used;
@@ -50,7 +50,7 @@ wk_code wk_rlpx_parse(const uint8_t *fd, size_t n, bool compressed, uint64_t max
     return WK_OK;
 }
 
-wk_code wk_rlpx_decode(const uint8_t *fd, size_t n, const wk_rlpx_message *msg, uint8_t *dst,
+wk_code wk_eth_rlpx_decode(const uint8_t *fd, size_t n, const wk_eth_rlpx_message *msg, uint8_t *dst,
                        size_t dst_cap, wk_error *err)
 {
     if (!msg || msg->data_offset > n || msg->wire_len != n - msg->data_offset)
@@ -67,7 +67,7 @@ wk_code wk_rlpx_decode(const uint8_t *fd, size_t n, const wk_rlpx_message *msg, 
         return WK_OK;
     }
     size_t out_len = 0;
-    wk_code rc = wk_snappy_block_decode(src, msg->wire_len, msg->data_len, dst, dst_cap, &out_len, err);
+    wk_code rc = wk_eth_snappy_block_decode(src, msg->wire_len, msg->data_len, dst, dst_cap, &out_len, err);
     if (rc != WK_OK) {
         if (err && err->has_offset) err->offset += msg->data_offset;
         return rc;
@@ -77,9 +77,9 @@ wk_code wk_rlpx_decode(const uint8_t *fd, size_t n, const wk_rlpx_message *msg, 
     return WK_OK;
 }
 
-uint64_t wk_rlpx_max_encoded_len(uint64_t n)
+uint64_t wk_eth_rlpx_max_encoded_len(uint64_t n)
 {
-    return 3 + WK_RLP_UINT_MAX_LEN + wk_snappy_max_compressed_len(n);
+    return 3 + WK_ETH_RLP_UINT_MAX_LEN + wk_eth_snappy_max_compressed_len(n);
 }
 
 /* Marks the error just set as encoder-side (local): Integration. */
@@ -89,27 +89,27 @@ static wk_code local(wk_error *err, wk_code code)
     return code;
 }
 
-wk_code wk_rlpx_encode(uint64_t msg_id, const uint8_t *data, size_t n, bool compress, uint8_t *dst,
+wk_code wk_eth_rlpx_encode(uint64_t msg_id, const uint8_t *data, size_t n, bool compress, uint8_t *dst,
                        size_t dst_cap, size_t *out_len, wk_error *err)
 {
-    if (n > WK_RLPX_MAX_SEND_DATA)
+    if (n > WK_ETH_RLPX_MAX_SEND_DATA)
         return local(err, wk_error_set(err, WK_ERR_RLPX_TOO_LARGE, WK_NO_OFFSET,
                                        "msg-data of %zu bytes: above 16777215 it is not sent", n));
-    if (dst_cap < wk_rlpx_max_encoded_len(n))
+    if (dst_cap < wk_eth_rlpx_max_encoded_len(n))
         return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "output holds %zu bytes, %llu needed",
-                            dst_cap, (unsigned long long)wk_rlpx_max_encoded_len(n));
-    size_t id_len = wk_rlp_put_uint(msg_id, dst + 3);
+                            dst_cap, (unsigned long long)wk_eth_rlpx_max_encoded_len(n));
+    size_t id_len = wk_eth_rlp_put_uint(msg_id, dst + 3);
     uint8_t *body = dst + 3 + id_len;
     size_t body_len = 0;
-    if (compress && msg_id != WK_RLPX_MSG_HELLO) {
-        wk_code rc = wk_snappy_block_encode(data, n, body, dst_cap - 3 - id_len, &body_len, err);
+    if (compress && msg_id != WK_ETH_RLPX_MSG_HELLO) {
+        wk_code rc = wk_eth_snappy_block_encode(data, n, body, dst_cap - 3 - id_len, &body_len, err);
         if (rc != WK_OK) return rc;
     } else {
         if (n) memcpy(body, data, n);
         body_len = n;
     }
     size_t frame = id_len + body_len;
-    if (frame > WK_RLPX_FRAME_SIZE_MAX)
+    if (frame > WK_ETH_RLPX_FRAME_SIZE_MAX)
         return local(err, wk_error_set(err, WK_ERR_RLPX_FRAME_SIZE, WK_NO_OFFSET,
                                        "frame-data of %zu bytes does not fit frame-size", frame));
     wk_put_be(dst, frame, 3);

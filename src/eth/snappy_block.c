@@ -1,22 +1,22 @@
 /* wirekit eth: Snappy block format (spec 1). The preamble is read and bounded by us before any
  * output exists; our one-pass validating decoder (snappy_decode.c) decodes; libsnappy encodes.
- * wk_snappy_block_validate, our sequential validating pass (spec 1.5, rules in order, no output),
+ * wk_eth_snappy_block_validate, our sequential validating pass (spec 1.5, rules in order, no output),
  * stays as the reference the decoder is tested and fuzzed against (same errors, same offsets). */
 #include "eth_internal.h"
 #include <snappy-c.h>
 
-uint64_t wk_snappy_max_compressed_len(uint64_t n)
+uint64_t wk_eth_snappy_max_compressed_len(uint64_t n)
 {
     uint64_t extra = 32 + n / 6;
     return n > UINT64_MAX - extra ? UINT64_MAX : n + extra;
 }
 
-wk_code wk_snappy_block_peek(const uint8_t *src, size_t n, uint64_t max_out, uint64_t *declared,
+wk_code wk_eth_snappy_block_peek(const uint8_t *src, size_t n, uint64_t max_out, uint64_t *declared,
                              size_t *preamble_len, wk_error *err)
 {
     uint64_t v = 0;
     size_t used = 0;
-    switch (wk_leb128_read(src, n, WK_SNAPPY_PREAMBLE_MAX, &v, &used)) {
+    switch (wk_leb128_read(src, n, WK_ETH_SNAPPY_PREAMBLE_MAX, &v, &used)) {
     case WK_LEB128_OK:
         break;
     case WK_LEB128_TRUNCATED:
@@ -25,7 +25,7 @@ wk_code wk_snappy_block_peek(const uint8_t *src, size_t n, uint64_t max_out, uin
     default:
         return wk_error_set(err, WK_ERR_SNAPPY_PREAMBLE, 0, "preamble longer than 5 bytes");
     }
-    if (v > WK_SNAPPY_BLOCK_MAX)
+    if (v > WK_ETH_SNAPPY_BLOCK_MAX)
         return wk_error_set(err, WK_ERR_SNAPPY_PREAMBLE, 0, "preamble value %llu above 2^32-1",
                             (unsigned long long)v);
     if (v > max_out)
@@ -45,12 +45,12 @@ static uint64_t load_le(const uint8_t *p, unsigned n)
     return v;
 }
 
-wk_code wk_snappy_block_validate(const uint8_t *src, size_t n, uint64_t max_out, uint64_t *declared,
+wk_code wk_eth_snappy_block_validate(const uint8_t *src, size_t n, uint64_t max_out, uint64_t *declared,
                                  wk_error *err)
 {
     uint64_t want;
     size_t i;
-    wk_code c = wk_snappy_block_peek(src, n, max_out, &want, &i, err);
+    wk_code c = wk_eth_snappy_block_peek(src, n, max_out, &want, &i, err);
     if (c != WK_OK) return c;
     if (declared) *declared = want;
     uint64_t produced = 0;
@@ -130,15 +130,15 @@ static wk_code block_decode_checked(const uint8_t *src, size_t n, size_t plen, u
                                     uint8_t *dst, wk_error *err)
 {
     uint8_t dummy;
-    return wk_snappy_decode_body(src, n, plen, dst ? dst : &dummy, (size_t)declared, err);
+    return wk_eth_snappy_decode_body(src, n, plen, dst ? dst : &dummy, (size_t)declared, err);
 }
 
-wk_code wk_snappy_block_decode(const uint8_t *src, size_t n, uint64_t max_out, uint8_t *dst,
+wk_code wk_eth_snappy_block_decode(const uint8_t *src, size_t n, uint64_t max_out, uint8_t *dst,
                                size_t dst_cap, size_t *out_len, wk_error *err)
 {
     uint64_t declared;
     size_t plen;
-    wk_code c = wk_snappy_block_peek(src, n, max_out, &declared, &plen, err);
+    wk_code c = wk_eth_snappy_block_peek(src, n, max_out, &declared, &plen, err);
     if (c != WK_OK) return c;
     if (declared > dst_cap)
         return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET,
@@ -150,13 +150,13 @@ wk_code wk_snappy_block_decode(const uint8_t *src, size_t n, uint64_t max_out, u
     return WK_OK;
 }
 
-wk_code wk_snappy_block_decode_alloc(const uint8_t *src, size_t n, uint64_t max_out,
+wk_code wk_eth_snappy_block_decode_alloc(const uint8_t *src, size_t n, uint64_t max_out,
                                      const wk_allocator *allocator, uint8_t **out, size_t *out_len,
                                      wk_error *err)
 {
     uint64_t declared;
     size_t plen;
-    wk_code c = wk_snappy_block_peek(src, n, max_out, &declared, &plen, err);
+    wk_code c = wk_eth_snappy_block_peek(src, n, max_out, &declared, &plen, err);
     if (c != WK_OK) return c;
     if (declared > SIZE_MAX)
         return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET,
@@ -177,12 +177,12 @@ wk_code wk_snappy_block_decode_alloc(const uint8_t *src, size_t n, uint64_t max_
     return WK_OK;
 }
 
-wk_code wk_snappy_block_encode(const uint8_t *src, size_t n, uint8_t *dst, size_t dst_cap,
+wk_code wk_eth_snappy_block_encode(const uint8_t *src, size_t n, uint8_t *dst, size_t dst_cap,
                                size_t *out_len, wk_error *err)
 {
-    if ((uint64_t)n > WK_SNAPPY_BLOCK_MAX)
+    if ((uint64_t)n > WK_ETH_SNAPPY_BLOCK_MAX)
         return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "input of %zu bytes above 2^32-1", n);
-    if (dst_cap < wk_snappy_max_compressed_len(n))
+    if (dst_cap < wk_eth_snappy_max_compressed_len(n))
         return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET,
                             "dst_cap %zu below max_compressed_len(%zu)", dst_cap, n);
     uint8_t dummy = 0;
