@@ -330,7 +330,8 @@ static void op_wk_frame_encode(void *c)
         do {
             if (pos == j->stream_cap) die("framed stream too large");
             wk_out out = {j->enc + pos, min_sz(j->io, j->stream_cap - pos), 0};
-            r = wk_eth_snappy_frame_encode(j->e, &out, &in, last, &err);
+            r = last ? wk_eth_snappy_frame_encoder_flush(j->e, &in, &out, &err)
+                     : wk_eth_snappy_frame_encode(j->e, &in, &out, &err);
             pos += out.pos;
         } while (r == WK_NEED_OUTPUT);
         if (r != (last ? WK_DONE : WK_NEED_INPUT)) die("frame encode");
@@ -379,13 +380,13 @@ static void op_wk_frame_decode(void *c)
         wk_result r;
         do {
             wk_out out = {j->out + opos, min_sz(j->io, j->n + PIECE - opos), 0};
-            r = wk_eth_snappy_frame_decode(j->d, &out, &in, &err);
+            r = wk_eth_snappy_frame_decode(j->d, &in, &out, &err);
             opos += out.pos;
         } while (r == WK_NEED_OUTPUT);
         if (r != WK_NEED_INPUT) die(err.msg);
         ipos += in.pos;
     }
-    if (wk_eth_snappy_frame_decoder_finish(j->d, &err) != WK_OK || opos != j->n) die("frame decode");
+    if (wk_eth_snappy_frame_decoder_finish(j->d, NULL, &err) != WK_DONE || opos != j->n) die("frame decode");
 }
 /* op_wk_frame_decode with a decoder created and freed per stream, as op_wk_rr creates its reader
  * (one per req/resp stream, as a client does): the framed decode the reader is measured against. */
@@ -397,7 +398,7 @@ static void op_wk_frame_decode_fresh(void *c)
     j->d = wk_eth_snappy_frame_decoder_create(NULL, &err);
     if (!j->d) die(err.msg);
     op_wk_frame_decode(j);
-    wk_eth_snappy_frame_decoder_free(j->d);
+    wk_eth_snappy_frame_decoder_destroy(j->d);
     j->d = keep;
 }
 static void op_lib_pieces_uncompress(void *c)
@@ -491,10 +492,10 @@ static void op_wk_rr(void *c)
 {
     rr_job *j = c;
     wk_error err;
-    wk_eth_rr_options o;
+    wk_eth_rr_reader_params o;
     memset(&o, 0, sizeof o);
     o.context_bytes = true;
-    wk_eth_rr_reader *r = wk_eth_rr_reader_create(&o, NULL, &err);
+    wk_eth_rr_reader *r = wk_eth_rr_reader_create(&o, &err);
     if (!r) die(err.msg);
     size_t ipos = 0, opos = 0;
     int ends = 0;
@@ -502,16 +503,16 @@ static void op_wk_rr(void *c)
         wk_in in = {j->chunk + ipos, min_sz(PIECE, j->chunk_len - ipos), 0};
         for (;;) {
             wk_out out = {j->out + opos, min_sz(PIECE, j->ssz_len + PIECE - opos), 0};
-            wk_eth_rr_event ev = wk_eth_rr_read(r, &out, &in, &err);
+            wk_result res = wk_eth_rr_reader_read(r, &in, &out, &err);
             opos += out.pos;
-            if (ev == WK_ETH_RR_ERROR) die(err.msg);
-            if (ev == WK_ETH_RR_CHUNK_END) ends++;
-            if (ev == WK_ETH_RR_NEED_INPUT) break;
+            if (res == WK_ERROR) die(err.msg);
+            if (res == WK_EVENT && wk_eth_rr_reader_event(r) == WK_ETH_RR_CHUNK_END) ends++;
+            if (res == WK_NEED_INPUT) break;
         }
         ipos += in.pos;
     }
-    if (wk_eth_rr_reader_finish(r, &err) != WK_OK || ends != 1 || opos != j->ssz_len) die("rr read");
-    wk_eth_rr_reader_free(r);
+    if (wk_eth_rr_reader_finish(r, NULL, &err) != WK_DONE || ends != 1 || opos != j->ssz_len) die("rr read");
+    wk_eth_rr_reader_destroy(r);
 }
 static void op_lib_rr(void *c)
 {
@@ -890,7 +891,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "eth_bench: framed %s done\n", d->name);
         nfr++;
     }
-    wk_eth_snappy_frame_encoder_free(fe);
+    wk_eth_snappy_frame_encoder_destroy(fe);
 
     printf("\n### Snappy framing format, encoding (64 KiB pushes and views) against libsnappy "
            "compressing the same 64 KiB pieces\n\n");
@@ -1031,7 +1032,7 @@ int main(int argc, char **argv)
            "%.3f | %.1f | %.3f | %s | %.1f | %.1f | %.3f |\n",
            chunk_len, rj.nblocks, pr.a, pr.b, pr.ratio, prf.b, prf.ratio, rr_ok ? "met" : "MISSED",
            pfr.a, go_rr, pr.a / go_rr);
-    wk_eth_snappy_frame_decoder_free(fd);
+    wk_eth_snappy_frame_decoder_destroy(fd);
 
     printf("\ntargets (block decoder kernel %s):\n", wk_eth_snappy__kernel_name(ran));
     printf("  framed decode faster than libsnappy on the same pieces and golang/snappy's Reader, "

@@ -217,7 +217,8 @@ static int snappy_compress_framed(void)
         wk_result r;
         do {
             wk_out out = {obuf, sizeof obuf, 0};
-            r = wk_eth_snappy_frame_encode(e, &out, &in, eof, &err);
+            r = eof ? wk_eth_snappy_frame_encoder_flush(e, &in, &out, &err)
+                    : wk_eth_snappy_frame_encode(e, &in, &out, &err);
             if (r == WK_ERROR) {
                 rc = wk_cli_fail(&err);
                 break;
@@ -225,7 +226,7 @@ static int snappy_compress_framed(void)
             if ((rc = eth_put(obuf, out.pos))) break;
         } while (r == WK_NEED_OUTPUT);
     }
-    wk_eth_snappy_frame_encoder_free(e);
+    wk_eth_snappy_frame_encoder_destroy(e);
     return eth_finish_stdout(rc);
 }
 
@@ -247,7 +248,7 @@ static int snappy_decompress_framed(bool has_max, uint64_t max)
         wk_result r;
         do {
             wk_out out = {obuf, sizeof obuf, 0};
-            r = wk_eth_snappy_frame_decode(d, &out, &in, &err);
+            r = wk_eth_snappy_frame_decode(d, &in, &out, &err);
             if ((rc = eth_put(obuf, out.pos))) break;
             if (r == WK_ERROR) {
                 fflush(stdout);
@@ -265,11 +266,11 @@ static int snappy_decompress_framed(bool has_max, uint64_t max)
             done = true;
         }
     }
-    if (rc == 0 && wk_eth_snappy_frame_decoder_finish(d, &err) != WK_OK) {
+    if (rc == 0 && wk_eth_snappy_frame_decoder_finish(d, NULL, &err) != WK_DONE) {
         fflush(stdout);
         rc = wk_cli_fail(&err);
     }
-    wk_eth_snappy_frame_decoder_free(d);
+    wk_eth_snappy_frame_decoder_destroy(d);
     return eth_finish_stdout(rc);
 }
 

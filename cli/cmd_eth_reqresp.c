@@ -74,7 +74,7 @@ int wk_cli_eth_reqresp_encode(int argc, char **argv)
  * ------------------------------------------------------------------------------------------- */
 
 /* The stderr summary line of a completed chunk or request payload. */
-static void report_chunk(const wk_eth_rr_options *opt, const wk_eth_rr_chunk *c)
+static void report_chunk(const wk_eth_rr_reader_params *opt, const wk_eth_rr_chunk *c)
 {
     if (opt->request) {
         fprintf(stderr, "request length=%llu\n", (unsigned long long)c->length);
@@ -92,7 +92,7 @@ static void report_chunk(const wk_eth_rr_options *opt, const wk_eth_rr_chunk *c)
 
 int wk_cli_eth_reqresp_decode(int argc, char **argv)
 {
-    wk_eth_rr_options opt;
+    wk_eth_rr_reader_params opt;
     memset(&opt, 0, sizeof opt);
     const char *v;
     for (int i = 1; i < argc; i++) {
@@ -143,7 +143,7 @@ int wk_cli_eth_reqresp_decode(int argc, char **argv)
     if (eth_check_bounds("reqresp decode", &opt.bounds)) return WK_EXIT_USAGE;
 
     wk_error err;
-    wk_eth_rr_reader *r = wk_eth_rr_reader_create(&opt, NULL, &err);
+    wk_eth_rr_reader *r = wk_eth_rr_reader_create(&opt, &err);
     if (!r) return wk_cli_fail(&err);
     static uint8_t ibuf[ETH_IO_CHUNK], obuf[ETH_IO_CHUNK];
     int rc = 0;
@@ -152,19 +152,20 @@ int wk_cli_eth_reqresp_decode(int argc, char **argv)
         size_t got; /* what has arrived; the output so far is flushed first */
         if ((rc = wk_cli_read_some(ibuf, sizeof ibuf, &got)) != 0 || got == 0) break; /* EOF */
         wk_in in = {ibuf, got, 0};
-        wk_eth_rr_event ev;
+        wk_result res;
         do { /* every event is reported once; then a call with no input left says NEED_INPUT */
             wk_out out = {obuf, sizeof obuf, 0};
-            ev = wk_eth_rr_read(r, &out, &in, &err);
+            res = wk_eth_rr_reader_read(r, &in, &out, &err);
             if ((rc = eth_put(obuf, out.pos)) != 0) break;
-            if (ev == WK_ETH_RR_ERROR) rc = wk_cli_fail(&err);
+            wk_eth_rr_event ev = wk_eth_rr_reader_event(r);
+            if (res == WK_ERROR) rc = wk_cli_fail(&err);
             else if (ev == WK_ETH_RR_CHUNK_BEGIN && opt.request) request_payload = true;
             else if (ev == WK_ETH_RR_CHUNK_END && !opt.request) report_chunk(&opt, wk_eth_rr_reader_chunk(r));
-        } while (rc == 0 && ev != WK_ETH_RR_NEED_INPUT);
+        } while (rc == 0 && res != WK_NEED_INPUT);
     }
-    if (rc == 0 && wk_eth_rr_reader_finish(r, &err) != WK_OK) rc = wk_cli_fail(&err);
+    if (rc == 0 && wk_eth_rr_reader_finish(r, NULL, &err) != WK_DONE) rc = wk_cli_fail(&err);
     /* A request is reported once it is known complete: payload read and EOF right after it. */
     if (rc == 0 && request_payload) report_chunk(&opt, wk_eth_rr_reader_chunk(r));
-    wk_eth_rr_reader_free(r);
+    wk_eth_rr_reader_destroy(r);
     return eth_finish_stdout(rc);
 }

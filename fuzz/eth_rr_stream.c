@@ -48,6 +48,25 @@
 #define BIG_VIEW ((size_t)128 * 1024)
 #define MAX_DATA 65536
 
+/* One read step in the terms of the checks below: for WK_EVENT the event (WK_ETH_RR_CHUNK_BEGIN,
+ * _CHUNK_END, _END), else RR_NEED_INPUT / RR_NEED_OUTPUT / RR_ERROR. */
+enum { RR_ERROR = -1, RR_NEED_INPUT = 1, RR_NEED_OUTPUT = 2, RR_DONE = 99 };
+static int rr_step(wk_eth_rr_reader *r, wk_in *in, wk_out *out, wk_error *err)
+{
+    switch (wk_eth_rr_reader_read(r, in, out, err)) {
+    case WK_EVENT: return (int)wk_eth_rr_reader_event(r);
+    case WK_NEED_INPUT: return RR_NEED_INPUT;
+    case WK_NEED_OUTPUT: return RR_NEED_OUTPUT;
+    case WK_ERROR: return RR_ERROR;
+    default: return RR_DONE; /* never from this reader */
+    }
+}
+/* The reader's _finish as a code (WK_OK for WK_DONE). */
+static wk_code rr_finish(wk_eth_rr_reader *r, wk_error *err)
+{
+    return wk_eth_rr_reader_finish(r, NULL, err) == WK_DONE ? WK_OK : err->code;
+}
+
 static const wk_eth_ssz_bounds opt_bounds[8] = {{0, 0},       {0, 8},      {8, 8},
                                             {1, 100},     {0, 65536},  {100, 200000},
                                             {0, 10485761}, {139405, 139405}};
@@ -182,7 +201,7 @@ static bool ref_payload(const uint8_t *w, size_t n, size_t *pos, bool allow_nonm
 }
 
 NO_COVERAGE
-static ref_outcome ref_read(const uint8_t *w, size_t n, const wk_eth_rr_options *o,
+static ref_outcome ref_read(const uint8_t *w, size_t n, const wk_eth_rr_reader_params *o,
                             const wk_eth_ssz_bounds *alt, uint8_t *tmp)
 {
     ref_outcome r = {false, 0, 0};
@@ -285,9 +304,9 @@ static void check_sticky(wk_eth_rr_reader *r, const wk_error *first)
     wk_in in = {one, 1, 0};
     wk_error e;
     uint64_t c0 = wk_eth_rr_reader_consumed(r);
-    CHECK(wk_eth_rr_read(r, &out, &in, &e) == WK_ETH_RR_ERROR);
+    CHECK(rr_step(r, &in, &out, &e) == RR_ERROR);
     CHECK(e.code == first->code && e.offset == first->offset && in.pos == 0 && out.pos == 0);
-    CHECK(wk_eth_rr_reader_finish(r, &e) == first->code && e.code == first->code);
+    CHECK(rr_finish(r, &e) == first->code && e.code == first->code);
     CHECK(wk_eth_rr_reader_consumed(r) == c0);
 }
 
@@ -300,7 +319,7 @@ static size_t varint_len(const uint8_t *p, size_t n)
 }
 
 NO_COVERAGE
-static outcome run(const wk_eth_rr_options *o, const wk_eth_ssz_bounds *alt, const uint8_t *w, size_t n,
+static outcome run(const wk_eth_rr_reader_params *o, const wk_eth_ssz_bounds *alt, const uint8_t *w, size_t n,
                    size_t push, size_t cap, uint8_t *buf)
 {
     outcome oc = {WK_OK, 0, false, 0, 0, 0, 0};
@@ -308,7 +327,9 @@ static outcome run(const wk_eth_rr_options *o, const wk_eth_ssz_bounds *alt, con
     memset(&ctr, 0, sizeof ctr);
     wk_allocator a = wk_counting_allocator(&ctr);
     wk_error e;
-    wk_eth_rr_reader *r = wk_eth_rr_reader_create(o, &a, &e);
+    wk_eth_rr_reader_params ra = *o;
+    ra.allocator = &a;
+    wk_eth_rr_reader *r = wk_eth_rr_reader_create(&ra, &e);
     CHECK(r != NULL);
     uint64_t count = ctr.count;
     uint64_t bound = (uint64_t)cap * 8192;
@@ -318,7 +339,7 @@ static outcome run(const wk_eth_rr_options *o, const wk_eth_ssz_bounds *alt, con
     uint64_t chunk_bytes = 0, total_out = 0, events = 0, prev_end = 0, lo = 0, hi = 0;
     uint32_t payload_hash = 0;
     size_t pos = 0;
-    wk_eth_rr_event ev = WK_ETH_RR_NEED_INPUT;
+    int ev = RR_NEED_INPUT;
     bool stop = false;
     for (;;) {
         size_t take = n - pos < push ? n - pos : push;
@@ -327,14 +348,14 @@ static outcome run(const wk_eth_rr_options *o, const wk_eth_ssz_bounds *alt, con
             wk_out out = {buf, cap, 0};
             size_t in0 = in.pos;
             wk_error_clear(&e);
-            ev = wk_eth_rr_read(r, &out, &in, &e);
+            ev = rr_step(r, &in, &out, &e);
             CHECK(out.pos <= cap && in.pos >= in0 && in.pos <= in.size);
             oc.consumed += in.pos - in0;
             if (out.pos) CHECK(in_chunk && ev != WK_ETH_RR_CHUNK_BEGIN);
             chunk_bytes += out.pos;
             total_out += out.pos;
             payload_hash = hash(payload_hash, buf, out.pos);
-            if (ev == WK_ETH_RR_ERROR) {
+            if (ev == RR_ERROR) {
                 check_error(&e, n);
                 check_sticky(r, &e);
                 oc.code = e.code;
@@ -345,7 +366,7 @@ static outcome run(const wk_eth_rr_options *o, const wk_eth_ssz_bounds *alt, con
             CHECK(wk_eth_rr_reader_consumed(r) == oc.consumed);
             const wk_eth_rr_chunk *c = wk_eth_rr_reader_chunk(r);
             if (in_chunk) CHECK(c->produced == chunk_bytes);
-            if (ev == WK_ETH_RR_NEED_OUTPUT) {
+            if (ev == RR_NEED_OUTPUT) {
                 CHECK(out.pos == cap);
                 if (total_out > bound) {
                     oc.bounded = true;
@@ -354,7 +375,7 @@ static outcome run(const wk_eth_rr_options *o, const wk_eth_ssz_bounds *alt, con
                 }
                 continue;
             }
-            if (ev == WK_ETH_RR_NEED_INPUT) {
+            if (ev == RR_NEED_INPUT) {
                 CHECK(in.pos == in.size);
                 break;
             }
@@ -409,20 +430,20 @@ static outcome run(const wk_eth_rr_options *o, const wk_eth_ssz_bounds *alt, con
     }
     if (!stop) {
         CHECK(pos == n && oc.consumed == n);
-        wk_code f = wk_eth_rr_reader_finish(r, &e);
+        wk_code f = rr_finish(r, &e);
         if (f != WK_OK) {
             CHECK(f == WK_ERR_SSZSNAPPY_EARLY_EOF && e.code == f);
             check_error(&e, n);
             CHECK(e.offset == n);
             oc.offset = e.offset;
-            CHECK(wk_eth_rr_reader_finish(r, &e) == f); /* sticky */
+            CHECK(rr_finish(r, &e) == f); /* sticky */
         } else {
             CHECK(!in_chunk);
         }
         oc.code = f;
     }
     CHECK(ctr.count == count && ctr.peak < MEM_MAX);
-    wk_eth_rr_reader_free(r);
+    wk_eth_rr_reader_destroy(r);
     CHECK(ctr.current == 0);
     return oc;
 }
@@ -431,7 +452,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     eth_fuzz_kernel_for(data, size); /* WK_SNAPPY_KERNEL forces one */
     if (size < 2) return 0;
-    wk_eth_rr_options o;
+    wk_eth_rr_reader_params o;
     memset(&o, 0, sizeof o);
     o.request = data[0] & 1;
     o.context_bytes = (data[0] >> 1) & 1;

@@ -60,6 +60,19 @@
 #define MAX_BODY_UNCOMPRESSED 65540
 #define MAX_PLAN 64
 
+/* The framing decoder's _finish as a code (WK_OK for WK_DONE) and the encoder's step with a flush
+ * flag, for the checks below written in those terms. */
+static wk_code frame_finish(wk_eth_snappy_frame_decoder *d, wk_error *e)
+{
+    return wk_eth_snappy_frame_decoder_finish(d, NULL, e) == WK_DONE ? WK_OK : e->code;
+}
+static wk_result frame_encode_step(wk_eth_snappy_frame_encoder *enc, wk_in *in, wk_out *out,
+                                   bool flush, wk_error *e)
+{
+    return flush ? wk_eth_snappy_frame_encoder_flush(enc, in, out, e)
+                 : wk_eth_snappy_frame_encode(enc, in, out, e);
+}
+
 static const size_t pushes[8] = {1, 2, 3, 7, 64, 509, 4096, 65536};
 static const size_t views[8] = {1, 2, 5, 16, 100, 4096, 65536, BIG_VIEW};
 static const uint64_t out_limits[16] = {0, 1, 2, 7, 8, 38, 60, 100, 1000, 4096, 10240, 65535,
@@ -191,9 +204,9 @@ static void check_sticky(wk_eth_snappy_frame_decoder *d, const wk_error *first)
     wk_in in = {one, 1, 0};
     wk_error err;
     uint64_t c0 = wk_eth_snappy_frame_decoder_consumed(d), p0 = wk_eth_snappy_frame_decoder_produced(d);
-    CHECK(wk_eth_snappy_frame_decode(d, &out, &in, &err) == WK_ERROR);
+    CHECK(wk_eth_snappy_frame_decode(d, &in, &out, &err) == WK_ERROR);
     CHECK(err.code == first->code && err.offset == first->offset && in.pos == 0 && out.pos == 0);
-    CHECK(wk_eth_snappy_frame_decoder_finish(d, &err) == first->code && err.code == first->code);
+    CHECK(frame_finish(d, &err) == first->code && err.code == first->code);
     CHECK(wk_eth_snappy_frame_decoder_consumed(d) == c0 && wk_eth_snappy_frame_decoder_produced(d) == p0);
 }
 
@@ -215,7 +228,7 @@ static outcome run(wk_eth_snappy_frame_decoder *d, const uint8_t *wire, size_t n
             wk_out out = {buf, cap, 0};
             size_t in0 = in.pos;
             wk_error_clear(&err);
-            r = wk_eth_snappy_frame_decode(d, &out, &in, &err);
+            r = wk_eth_snappy_frame_decode(d, &in, &out, &err);
             CHECK(out.pos <= cap && in.pos >= in0 && in.pos <= in.size);
             oc.produced += out.pos;
             oc.consumed += in.pos - in0;
@@ -254,14 +267,14 @@ static outcome run(wk_eth_snappy_frame_decoder *d, const uint8_t *wire, size_t n
         oc.done = true;
         wk_in in = {wire + pos, n - pos, 0};
         wk_out out = {buf, cap, 0};
-        CHECK(wk_eth_snappy_frame_decode(d, &out, &in, &err) == WK_DONE);
+        CHECK(wk_eth_snappy_frame_decode(d, &in, &out, &err) == WK_DONE);
         CHECK(in.pos == 0 && out.pos == 0);
         CHECK(wk_eth_snappy_frame_decoder_consumed(d) == oc.consumed);
-        CHECK(wk_eth_snappy_frame_decoder_finish(d, &err) == WK_OK);
+        CHECK(frame_finish(d, &err) == WK_OK);
         return oc;
     }
     CHECK(pos == n);
-    wk_code c = wk_eth_snappy_frame_decoder_finish(d, &err);
+    wk_code c = frame_finish(d, &err);
     if (c != WK_OK) {
         CHECK(c == WK_ERR_FRAME_TRUNCATED && err.code == c);
         check_error(&err, limited, n);
@@ -356,7 +369,7 @@ static size_t encode_plan(wk_eth_snappy_frame_encoder *e, const uint8_t *plain, 
             size_t view = g ? pick_view(g) : BIG_VIEW;
             if (view > dst_cap - elen) view = dst_cap - elen;
             wk_out out = {dst + elen, view, 0};
-            wk_result r = wk_eth_snappy_frame_encode(e, &out, &in, flush, &err);
+            wk_result r = frame_encode_step(e, &in, &out, flush, &err);
             CHECK(r != WK_ERROR);
             CHECK(out.pos <= view && in.pos <= in.size);
             elen += out.pos;
@@ -380,7 +393,7 @@ static size_t encode_plan(wk_eth_snappy_frame_encoder *e, const uint8_t *plain, 
             wk_result r;
             do {
                 wk_out dout = {dbuf + decoded, BIG_VIEW, 0};
-                r = wk_eth_snappy_frame_decode(dec, &dout, &din, &err);
+                r = wk_eth_snappy_frame_decode(dec, &din, &dout, &err);
                 CHECK(r != WK_ERROR);
                 CHECK(dout.pos == 0 || memcmp(dbuf + decoded, plain + decoded, dout.pos) == 0);
                 decoded += dout.pos;
@@ -390,7 +403,7 @@ static size_t encode_plan(wk_eth_snappy_frame_encoder *e, const uint8_t *plain, 
             CHECK(decoded == off);
         }
     }
-    if (dec) CHECK(wk_eth_snappy_frame_decoder_finish(dec, &err) == WK_OK);
+    if (dec) CHECK(frame_finish(dec, &err) == WK_OK);
     return elen;
 }
 
@@ -443,9 +456,9 @@ static void ensure_objects(void)
     dec_alloc = wk_counting_allocator(&dec_ctr);
     rt_alloc = wk_counting_allocator(&rt_ctr);
     enc_alloc = wk_counting_allocator(&enc_ctr);
-    dec = wk_eth_snappy_frame_decoder_create(&dec_alloc, &err);
-    rt_dec = wk_eth_snappy_frame_decoder_create(&rt_alloc, &err);
-    rt_enc = wk_eth_snappy_frame_encoder_create(&enc_alloc, &err);
+    dec = wk_eth_snappy_frame_decoder_create(&(wk_eth_snappy_frame_decoder_params){&dec_alloc}, &err);
+    rt_dec = wk_eth_snappy_frame_decoder_create(&(wk_eth_snappy_frame_decoder_params){&rt_alloc}, &err);
+    rt_enc = wk_eth_snappy_frame_encoder_create(&(wk_eth_snappy_frame_encoder_params){&enc_alloc}, &err);
     CHECK(dec && rt_dec && rt_enc);
     CHECK(wk_eth_snappy_frame_decoder_produced(dec) == 0 && wk_eth_snappy_frame_decoder_consumed(dec) == 0);
     dec_count = dec_ctr.count;

@@ -122,12 +122,20 @@ wk_code wk_eth_snappy_block_encode(const uint8_t *src, size_t n, uint8_t *dst, s
 
 typedef struct wk_eth_snappy_frame_decoder wk_eth_snappy_frame_decoder;
 
+/* What a framing decoder is made with (NULL params = all defaults). */
+typedef struct wk_eth_snappy_frame_decoder_params {
+    const wk_allocator *allocator; /* NULL = malloc/free; used for the decoder itself, at create
+                                      only; must outlive the decoder */
+} wk_eth_snappy_frame_decoder_params;
+
 /* A streaming decoder for one framed stream. Memory: one chunk body and one chunk of output
- * (about 142 KiB) allocated at create through `allocator` (NULL = malloc), never more. Returns
- * NULL with *err set (WK_ERR_NOMEM) on failure. Free with wk_eth_snappy_frame_decoder_free. */
-wk_eth_snappy_frame_decoder *wk_eth_snappy_frame_decoder_create(const wk_allocator *allocator,
-                                                         wk_error *err);
-void wk_eth_snappy_frame_decoder_free(wk_eth_snappy_frame_decoder *d);
+ * (about 142 KiB) in one allocation at create through params->allocator, never more (no
+ * allocation in a step or a reset). Returns the decoder (owned by the caller: release it with
+ * wk_eth_snappy_frame_decoder_destroy), or NULL with *err set (WK_ERR_NOMEM). */
+wk_eth_snappy_frame_decoder *
+wk_eth_snappy_frame_decoder_create(const wk_eth_snappy_frame_decoder_params *params, wk_error *err);
+/* Frees the decoder through the allocator it was created with (NULL: nothing). */
+void wk_eth_snappy_frame_decoder_destroy(wk_eth_snappy_frame_decoder *d);
 /* Back to the state of a fresh decoder (limits set by the setters below are kept). */
 void wk_eth_snappy_frame_decoder_reset(wk_eth_snappy_frame_decoder *d);
 /* Largest accepted body of a padding or reserved skippable chunk (default 76494, at most
@@ -139,42 +147,70 @@ void wk_eth_snappy_frame_decoder_set_max_skippable(wk_eth_snappy_frame_decoder *
  * WK_DONE and consumes nothing more (with limit 0, before reading anything). Used by req/resp. */
 void wk_eth_snappy_frame_decoder_set_output_limit(wk_eth_snappy_frame_decoder *d, uint64_t limit);
 
-/* Pushes in->src[in->pos..in->size) and writes decoded bytes to out->dst[out->pos..out->size),
- * advancing both. Returns WK_NEED_INPUT (all input consumed, nothing pending), WK_NEED_OUTPUT (out
- * is full and decoded bytes are pending), WK_DONE (output limit reached, see above) or WK_ERROR
- * (sticky until reset). A chunk's bytes are emitted only after its checksum has been verified
- * (out->pos moves only then; a chunk may be decoded in place first, so on WK_ERROR the bytes of
- * out->dst past out->pos may have been overwritten). Errors: FRAME_ERR_*, SNAPPY_ERR_* from a
- * compressed chunk's block, SSZSNAPPY_ERR_EXCESS_DATA. Offsets count from the first byte pushed:
- * FRAME_ERR_* and EXCESS_DATA point at the chunk header, SNAPPY_ERR_* at the failing element. */
-wk_result wk_eth_snappy_frame_decode(wk_eth_snappy_frame_decoder *d, wk_out *out, wk_in *in, wk_error *err);
-/* Declares end of input. WK_OK when the stream ended at a chunk boundary with no output pending
- * (an empty input and an identifier-only stream are valid empty streams), WK_ERR_STATE (not
- * sticky) when decoded bytes are still pending (call wk_eth_snappy_frame_decode with room first),
- * else FRAME_ERR_TRUNCATED (offset = total bytes pushed), or the sticky error. */
-wk_code wk_eth_snappy_frame_decoder_finish(wk_eth_snappy_frame_decoder *d, wk_error *err);
+/* The step. Consumes in->src[in->pos..in->size) (the caller's, only read during the call) and
+ * writes decoded bytes to out->dst[out->pos..out->size) (the caller's), advancing both. Returns
+ * WK_NEED_INPUT (all input consumed, nothing pending), WK_NEED_OUTPUT (out is full and decoded
+ * bytes are pending), WK_DONE (output limit reached, see above; nothing more is consumed) or
+ * WK_ERROR (sticky: every later call and _finish report it again unchanged, until reset). A
+ * chunk's bytes are emitted only after its checksum has been verified (out->pos moves only then; a
+ * chunk may be decoded in place first, so on WK_ERROR the bytes of out->dst past out->pos may have
+ * been overwritten). Errors: FRAME_ERR_*, SNAPPY_ERR_* from a compressed chunk's block,
+ * SSZSNAPPY_ERR_EXCESS_DATA. Offsets count from the first byte pushed: FRAME_ERR_* and EXCESS_DATA
+ * point at the chunk header, SNAPPY_ERR_* at the failing element. Allocates nothing. */
+wk_result wk_eth_snappy_frame_decode(wk_eth_snappy_frame_decoder *d, wk_in *in, wk_out *out,
+                                     wk_error *err);
+/* Declares end of input; `rest` (NULL or empty for none; never consumed) holds the bytes the
+ * caller has not pushed. WK_DONE when the stream may end here: at a chunk boundary with no output
+ * pending (an empty input and an identifier-only stream are valid empty streams) and rest empty,
+ * or with the output limit reached (rest is then the caller's: it follows the stream). Otherwise
+ * WK_ERROR: WK_ERR_STATE (not sticky) when decoded bytes are still pending (call
+ * wk_eth_snappy_frame_decode with room first) or rest holds bytes of the stream (push them
+ * first), else FRAME_ERR_TRUNCATED (sticky; offset = total bytes pushed), or the sticky error.
+ * Calling it again gives the same answer. */
+wk_result wk_eth_snappy_frame_decoder_finish(wk_eth_snappy_frame_decoder *d, const wk_in *rest,
+                                             wk_error *err);
 /* Bytes consumed from all pushes / decoded bytes written so far. */
 uint64_t wk_eth_snappy_frame_decoder_consumed(const wk_eth_snappy_frame_decoder *d);
 uint64_t wk_eth_snappy_frame_decoder_produced(const wk_eth_snappy_frame_decoder *d);
 
 typedef struct wk_eth_snappy_frame_encoder wk_eth_snappy_frame_encoder;
 
+/* What a framing encoder is made with (NULL params = all defaults). */
+typedef struct wk_eth_snappy_frame_encoder_params {
+    const wk_allocator *allocator; /* NULL = malloc/free; used for the encoder itself, at create
+                                      only; must outlive the encoder */
+} wk_eth_snappy_frame_encoder_params;
+
 /* A streaming encoder: collects input into 65536-byte pieces, writes each as one chunk (0x00 when
  * compressing saves at least 1/8 of the piece, else 0x01; pieces under 17 bytes are always 0x01,
  * as Go's and Rust's block encoders write them as one literal), the stream identifier before the
  * first chunk only (an empty stream is zero bytes). Memory: one piece and one compressed chunk
- * (about 140 KiB), allocated at create. NULL with *err set on failure. */
-wk_eth_snappy_frame_encoder *wk_eth_snappy_frame_encoder_create(const wk_allocator *allocator,
-                                                         wk_error *err);
-void wk_eth_snappy_frame_encoder_free(wk_eth_snappy_frame_encoder *e);
+ * (about 140 KiB) in one allocation at create through params->allocator; libsnappy's compressor
+ * allocates its own working memory through C++ operator new (the documented exception: libsnappy
+ * offers no allocator hook). Returns the encoder (owned by the caller: release it with
+ * wk_eth_snappy_frame_encoder_destroy), or NULL with *err set (WK_ERR_NOMEM). */
+wk_eth_snappy_frame_encoder *
+wk_eth_snappy_frame_encoder_create(const wk_eth_snappy_frame_encoder_params *params, wk_error *err);
+/* Frees the encoder through the allocator it was created with (NULL: nothing). */
+void wk_eth_snappy_frame_encoder_destroy(wk_eth_snappy_frame_encoder *e);
 void wk_eth_snappy_frame_encoder_reset(wk_eth_snappy_frame_encoder *e);
-/* Consumes input and writes chunks. With flush false: returns WK_NEED_INPUT once all input is
- * taken and every complete 65536-byte piece is written, WK_NEED_OUTPUT when out is full. With
- * flush true the buffered partial piece is written as a chunk too, and WK_DONE is returned once
- * input is consumed and every byte is out. A later call continues the same stream (no second
- * identifier). Errors are local (WK_ERR_BACKEND). */
-wk_result wk_eth_snappy_frame_encode(wk_eth_snappy_frame_encoder *e, wk_out *out, wk_in *in, bool flush,
-                                 wk_error *err);
+/* The step: consumes in->src[in->pos..in->size) (NULL = no input) and writes chunks to
+ * out->dst[out->pos..out->size), advancing both. Returns WK_NEED_INPUT once all input is taken
+ * and every complete 65536-byte piece is written (a partial piece stays buffered),
+ * WK_NEED_OUTPUT when out is full, WK_ERROR (WK_ERR_BACKEND from libsnappy; sticky until reset). */
+wk_result wk_eth_snappy_frame_encode(wk_eth_snappy_frame_encoder *e, wk_in *in, wk_out *out,
+                                     wk_error *err);
+/* As wk_eth_snappy_frame_encode, then the buffered partial piece is written as a chunk too:
+ * WK_DONE once the input is consumed and every byte is out (else WK_NEED_OUTPUT / WK_ERROR). A
+ * later call continues the same stream (no second identifier). */
+wk_result wk_eth_snappy_frame_encoder_flush(wk_eth_snappy_frame_encoder *e, wk_in *in, wk_out *out,
+                                            wk_error *err);
+/* Declares the end of the plaintext, with `rest` (NULL or empty for none; never consumed) the
+ * bytes the caller has not pushed. WK_DONE when everything pushed has been written (after a
+ * flush that returned WK_DONE, or when nothing was pushed) and rest is empty; else WK_ERROR:
+ * WK_ERR_STATE (not sticky: flush until WK_DONE first), or the sticky error. Writes nothing. */
+wk_result wk_eth_snappy_frame_encoder_finish(wk_eth_snappy_frame_encoder *e, const wk_in *rest,
+                                             wk_error *err);
 /* Largest framed encoding of n bytes: 0 for n == 0, else 10 + n + 8 per 65536-byte piece. */
 uint64_t wk_eth_snappy_frame_max_encoded_len(uint64_t n);
 /* One-shot framing of src[0..n) into dst (dst_cap >= wk_eth_snappy_frame_max_encoded_len(n), else
@@ -319,14 +355,15 @@ wk_code wk_eth_gossip_message_id(const uint8_t *data, size_t n, const char *topi
 /* Writes v as an unsigned protobuf varint (minimal); returns its length (1..10). */
 size_t wk_eth_uvarint_put(uint64_t v, uint8_t out[WK_ETH_UVARINT_MAX_LEN]);
 
-typedef struct wk_eth_rr_options {
+typedef struct wk_eth_rr_reader_params {
     bool request;          /* read one request payload then EOF (else: response chunks to EOF) */
     bool empty_request;    /* (request) the method has no request content: zero bytes expected */
     bool context_bytes;    /* (response) success chunks carry 4 context bytes */
     bool allow_nonminimal; /* accept non-minimal length prefixes */
     wk_eth_ssz_bounds bounds;  /* payload bounds of requests / success chunks ({0,0} = none) */
     uint64_t max_chunks;   /* (response) chunks allowed, 0 = unlimited */
-} wk_eth_rr_options;
+    const wk_allocator *allocator; /* NULL = malloc/free; used at create only, not kept */
+} wk_eth_rr_reader_params;
 
 /* What the reader knows about the current chunk (or the request payload). */
 typedef struct wk_eth_rr_chunk {
@@ -341,41 +378,55 @@ typedef struct wk_eth_rr_chunk {
     uint64_t start_offset; /* stream offset of the chunk's first byte */
 } wk_eth_rr_chunk;
 
-/* What a reader step reports. */
+/* Which event wk_eth_rr_reader_read reported with WK_EVENT: wk_eth_rr_reader_event(r) until the
+ * next call (WK_ETH_RR_EVENT_NONE after any other answer). */
 typedef enum wk_eth_rr_event {
-    WK_ETH_RR_ERROR = -1,
-    WK_ETH_RR_NEED_INPUT = 1,  /* all input consumed */
-    WK_ETH_RR_NEED_OUTPUT = 2, /* out is full, payload bytes pending */
+    WK_ETH_RR_EVENT_NONE = 0,
     WK_ETH_RR_CHUNK_BEGIN = 3, /* result byte and context bytes read, length prefix not yet: the
-                              caller may now set this chunk's bounds (wk_eth_rr_reader_set_bounds) */
+                                  caller may now set this chunk's bounds (wk_eth_rr_reader_set_bounds) */
     WK_ETH_RR_CHUNK_END = 4,   /* the chunk's payload is complete (chunk info still readable) */
     WK_ETH_RR_END = 5          /* request: payload complete and nothing may follow */
 } wk_eth_rr_event;
 /* Event order: a request gives CHUNK_BEGIN (before the prefix) then END (in place of CHUNK_END);
  * an empty_request gives END at once; a response gives CHUNK_BEGIN, CHUNK_END per chunk. Each
- * event is reported once, before anything further is consumed. */
+ * event is reported once, before anything further is consumed. CHUNK_BEGIN of a request and the
+ * END of an empty request cover no input byte (the harness's max_empty_events is 1). */
 
 typedef struct wk_eth_rr_reader wk_eth_rr_reader;
 
-/* A streaming reader for one request or one response stream with the given options (copied).
- * Memory: one framing decoder (about 142 KiB) at create through `allocator` (NULL = malloc). */
-wk_eth_rr_reader *wk_eth_rr_reader_create(const wk_eth_rr_options *options, const wk_allocator *allocator,
-                                  wk_error *err);
-void wk_eth_rr_reader_free(wk_eth_rr_reader *r);
-/* Pushes in->src[in->pos..) and writes payload bytes to out; returns at every event. Payload
- * bytes of a chunk are written only between its CHUNK_BEGIN and CHUNK_END. Errors: the
- * SSZSNAPPY_ERR_*, RESP_ERR_ERRMSG_TOO_LONG, FRAME_ERR_*, SNAPPY_ERR_* names; sticky. */
-wk_eth_rr_event wk_eth_rr_read(wk_eth_rr_reader *r, wk_out *out, wk_in *in, wk_error *err);
+/* A streaming reader for one request or one response stream with the given params (copied; NULL =
+ * a response stream with every default). Memory: the reader and one framing decoder (about 142
+ * KiB), allocated at create through params->allocator, never in a step. Returns the reader (owned
+ * by the caller: release it with wk_eth_rr_reader_destroy), or NULL with *err set
+ * (WK_ERR_NOMEM). */
+wk_eth_rr_reader *wk_eth_rr_reader_create(const wk_eth_rr_reader_params *params, wk_error *err);
+/* Frees the reader and its decoder through the allocator it was created with (NULL: nothing). */
+void wk_eth_rr_reader_destroy(wk_eth_rr_reader *r);
+/* The step. Consumes in->src[in->pos..in->size) (the caller's, only read during the call; NULL =
+ * no input) and writes payload bytes to out->dst[out->pos..out->size) (the caller's; NULL = no
+ * room), advancing both. Returns WK_EVENT at every event (wk_eth_rr_reader_event says which, the
+ * chunk's details are in wk_eth_rr_reader_chunk), WK_NEED_INPUT with the input consumed,
+ * WK_NEED_OUTPUT with out full and payload bytes pending, or WK_ERROR. Payload bytes of a chunk are
+ * written only between its CHUNK_BEGIN and CHUNK_END. Errors: the SSZSNAPPY_ERR_*,
+ * RESP_ERR_ERRMSG_TOO_LONG, FRAME_ERR_*, SNAPPY_ERR_* names, offsets from the first byte pushed;
+ * sticky (every later call and _finish report it again unchanged). Allocates nothing. */
+wk_result wk_eth_rr_reader_read(wk_eth_rr_reader *r, wk_in *in, wk_out *out, wk_error *err);
+/* The event of the last WK_EVENT (WK_ETH_RR_EVENT_NONE after any other answer). */
+wk_eth_rr_event wk_eth_rr_reader_event(const wk_eth_rr_reader *r);
 /* Sets the bounds of the chunk just begun (success chunk or request); valid right after
  * WK_ETH_RR_CHUNK_BEGIN. Error chunks always use [0, 256]. */
 void wk_eth_rr_reader_set_bounds(wk_eth_rr_reader *r, const wk_eth_ssz_bounds *bounds);
 /* The current (or last) chunk. */
 const wk_eth_rr_chunk *wk_eth_rr_reader_chunk(const wk_eth_rr_reader *r);
-/* Declares end of input. WK_OK when the stream may end here: a response between chunks, a
- * complete request, or an empty request of a method without content (options.empty_request).
- * Otherwise SSZSNAPPY_ERR_EARLY_EOF (offset = bytes pushed), or the sticky error; WK_ERR_STATE
- * (not sticky) while decoded payload bytes wait for output room (read them, then finish). */
-wk_code wk_eth_rr_reader_finish(wk_eth_rr_reader *r, wk_error *err);
+/* Declares end of input; `rest` (NULL or empty for none; never consumed) holds the bytes the
+ * caller has not pushed. WK_DONE when the stream may end here: a response between chunks, a
+ * complete request, or an empty request of a method without content (options.empty_request), with
+ * rest empty. Otherwise WK_ERROR: SSZSNAPPY_ERR_EARLY_EOF (offset = bytes pushed), or
+ * SSZSNAPPY_ERR_TRAILING (offset = bytes pushed) when the stream is closed (a request read whole,
+ * the last allowed chunk, an error chunk) and rest holds bytes, or the sticky error (all sticky);
+ * WK_ERR_STATE (not sticky) while decoded payload bytes wait for output room or rest holds bytes
+ * the reader has not seen (read them, then finish). Calling it again gives the same answer. */
+wk_result wk_eth_rr_reader_finish(wk_eth_rr_reader *r, const wk_in *rest, wk_error *err);
 /* Bytes consumed so far. */
 uint64_t wk_eth_rr_reader_consumed(const wk_eth_rr_reader *r);
 

@@ -4,7 +4,8 @@
  * chunk encoder. No I/O; the reader's memory is its framing decoder plus a few bytes of state,
  * allocated at create and independent of the declared lengths.
  *
- * Events (wk_eth_rr_read returns at each one, before consuming anything further):
+ * Events (wk_eth_rr_reader_read returns WK_EVENT at each one, before consuming anything further;
+ * wk_eth_rr_reader_event says which):
  *   request:  CHUNK_BEGIN (at the start, before the prefix), END (payload complete). With
  *             options.empty_request: END at the start, no chunk.
  *   response: per chunk CHUNK_BEGIN (after result and context bytes), CHUNK_END (payload
@@ -44,7 +45,7 @@ enum rr_state {
 
 struct wk_eth_rr_reader {
     wk_allocator alloc;
-    wk_eth_rr_options opt;
+    wk_eth_rr_reader_params opt;
     wk_eth_snappy_frame_decoder *dec;
     enum rr_state state;
     uint64_t consumed;      /* stream bytes consumed */
@@ -59,17 +60,18 @@ struct wk_eth_rr_reader {
     uint64_t payload_start; /* stream offset of the first framed byte */
     uint64_t budget;        /* max_compressed_len(n) */
     uint64_t used;          /* framed bytes given to the decoder */
+    wk_eth_rr_event event;  /* of the last WK_EVENT (NONE after any other answer) */
     wk_error error;
 };
 
-/* Records a sticky error in r and *err; returns WK_ETH_RR_ERROR. */
-static wk_eth_rr_event rr_fail(wk_eth_rr_reader *r, wk_error *err, wk_code code, uint64_t offset,
+/* Records a sticky error in r and *err; returns WK_ERROR. */
+static wk_result rr_fail(wk_eth_rr_reader *r, wk_error *err, wk_code code, uint64_t offset,
                            const char *msg)
 {
     wk_error_set(&r->error, code, offset, "%s", msg);
     r->state = RS_FAILED;
     if (err) *err = r->error;
-    return WK_ETH_RR_ERROR;
+    return WK_ERROR;
 }
 
 /* rr_fail for the helpers that return success as a bool: always false. */
@@ -92,10 +94,9 @@ static void rr_chunk_start(wk_eth_rr_reader *r)
     r->vi_value = 0;
 }
 
-wk_eth_rr_reader *wk_eth_rr_reader_create(const wk_eth_rr_options *options, const wk_allocator *allocator,
-                                  wk_error *err)
+wk_eth_rr_reader *wk_eth_rr_reader_create(const wk_eth_rr_reader_params *params, wk_error *err)
 {
-    wk_allocator a = wk_allocator_or_default(allocator);
+    wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
     wk_eth_rr_reader *r = a.alloc(a.opaque, sizeof *r);
     if (!r) {
         wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "req/resp reader allocation failed");
@@ -103,8 +104,10 @@ wk_eth_rr_reader *wk_eth_rr_reader_create(const wk_eth_rr_options *options, cons
     }
     memset(r, 0, sizeof *r);
     r->alloc = a;
-    if (options) r->opt = *options;
-    r->dec = wk_eth_snappy_frame_decoder_create(&r->alloc, err);
+    if (params) r->opt = *params;
+    r->opt.allocator = NULL; /* the caller's pointer is not kept: r->alloc is the copy */
+    wk_eth_snappy_frame_decoder_params dp = {&r->alloc};
+    r->dec = wk_eth_snappy_frame_decoder_create(&dp, err);
     if (!r->dec) {
         a.free(a.opaque, r);
         return NULL;
@@ -117,10 +120,10 @@ wk_eth_rr_reader *wk_eth_rr_reader_create(const wk_eth_rr_options *options, cons
     return r;
 }
 
-void wk_eth_rr_reader_free(wk_eth_rr_reader *r)
+void wk_eth_rr_reader_destroy(wk_eth_rr_reader *r)
 {
     if (!r) return;
-    wk_eth_snappy_frame_decoder_free(r->dec);
+    wk_eth_snappy_frame_decoder_destroy(r->dec);
     wk_allocator a = r->alloc;
     a.free(a.opaque, r);
 }
@@ -200,7 +203,7 @@ static bool rr_varint_byte(wk_eth_rr_reader *r, uint8_t b, wk_error *err)
 }
 
 /* Maps a framing decoder error (offsets relative to the payload) to the stream. */
-static wk_eth_rr_event rr_fail_decoder(wk_eth_rr_reader *r, wk_error *err, const wk_error *de)
+static wk_result rr_fail_decoder(wk_eth_rr_reader *r, wk_error *err, const wk_error *de)
 {
     r->error = *de;
     if (r->error.has_offset) r->error.offset += r->payload_start;
@@ -210,12 +213,12 @@ static wk_eth_rr_event rr_fail_decoder(wk_eth_rr_reader *r, wk_error *err, const
     }
     r->state = RS_FAILED;
     if (err) *err = r->error;
-    return WK_ETH_RR_ERROR;
+    return WK_ERROR;
 }
 
 /* Feeds framed bytes within the budget. Returns NEED_INPUT / NEED_OUTPUT to report, ERROR, or
- * END (internal: payload complete, state set to RS_CHUNK_DONE). */
-static wk_eth_rr_event rr_payload(wk_eth_rr_reader *r, wk_out *out, wk_in *in, wk_error *err)
+ * DONE (internal: payload complete, state set to RS_CHUNK_DONE). */
+static wk_result rr_payload(wk_eth_rr_reader *r, wk_in *in, wk_out *out, wk_error *err)
 {
     size_t avail = in->size - in->pos;
     uint64_t left = r->budget - r->used;
@@ -223,7 +226,7 @@ static wk_eth_rr_event rr_payload(wk_eth_rr_reader *r, wk_out *out, wk_in *in, w
     wk_in sub = {in->src + in->pos, give, 0};
     wk_error de;
     wk_error_clear(&de);
-    wk_result res = wk_eth_snappy_frame_decode(r->dec, out, &sub, &de);
+    wk_result res = wk_eth_snappy_frame_decode(r->dec, &sub, out, &de);
     in->pos += sub.pos;
     r->consumed += sub.pos;
     r->used += sub.pos;
@@ -231,21 +234,30 @@ static wk_eth_rr_event rr_payload(wk_eth_rr_reader *r, wk_out *out, wk_in *in, w
     switch (res) {
     case WK_DONE:
         r->state = RS_CHUNK_DONE;
-        return WK_ETH_RR_END;
+        return WK_DONE;
     case WK_NEED_OUTPUT:
-        return WK_ETH_RR_NEED_OUTPUT;
+        return WK_NEED_OUTPUT;
     case WK_NEED_INPUT:
         if (r->used == r->budget && in->pos < in->size)
             return rr_fail(r, err, WK_ERR_SSZSNAPPY_BUDGET, r->payload_start + r->budget,
                            "payload not complete within max_compressed_len(n) bytes");
-        return WK_ETH_RR_NEED_INPUT;
+        return WK_NEED_INPUT;
     case WK_ERROR:
     default:
         return rr_fail_decoder(r, err, &de);
     }
 }
 
-wk_eth_rr_event wk_eth_rr_read(wk_eth_rr_reader *r, wk_out *out, wk_in *in, wk_error *err)
+wk_eth_rr_event wk_eth_rr_reader_event(const wk_eth_rr_reader *r) { return r->event; }
+
+/* Reports an event: r->event says which until the next call. */
+static wk_result rr_event(wk_eth_rr_reader *r, wk_eth_rr_event ev)
+{
+    r->event = ev;
+    return WK_EVENT;
+}
+
+wk_result wk_eth_rr_reader_read(wk_eth_rr_reader *r, wk_in *in, wk_out *out, wk_error *err)
 {
     const uint8_t none_in[1] = {0};
     uint8_t none_out[1];
@@ -253,25 +265,26 @@ wk_eth_rr_event wk_eth_rr_read(wk_eth_rr_reader *r, wk_out *out, wk_in *in, wk_e
     wk_out no_out = {none_out, 0, 0};
     if (!in) in = &no_in; /* no input / no output room: treated as empty views */
     if (!out) out = &no_out;
+    r->event = WK_ETH_RR_EVENT_NONE;
     for (;;) {
         switch (r->state) {
         case RS_FAILED:
             if (err) *err = r->error;
-            return WK_ETH_RR_ERROR;
+            return WK_ERROR;
 
         case RS_EMPTY_START:
             r->state = RS_CLOSED;
-            return WK_ETH_RR_END;
+            return rr_event(r, WK_ETH_RR_END);
 
         case RS_CLOSED:
             if (in->pos < in->size)
                 return rr_fail(r, err, WK_ERR_SSZSNAPPY_TRAILING, r->consumed,
                                r->opt.request ? "bytes after the request"
                                               : "bytes after the last allowed chunk");
-            return WK_ETH_RR_NEED_INPUT;
+            return WK_NEED_INPUT;
 
         case RS_RESULT: {
-            if (in->pos == in->size) return WK_ETH_RR_NEED_INPUT;
+            if (in->pos == in->size) return WK_NEED_INPUT;
             rr_chunk_start(r);
             uint8_t b = in->src[in->pos++];
             r->consumed++;
@@ -292,22 +305,22 @@ wk_eth_rr_event wk_eth_rr_read(wk_eth_rr_reader *r, wk_out *out, wk_in *in, wk_e
                 r->chunk.context[r->ctx_have++] = in->src[in->pos++];
                 r->consumed++;
             }
-            if (r->ctx_have < WK_ETH_RR_CONTEXT_LEN) return WK_ETH_RR_NEED_INPUT;
+            if (r->ctx_have < WK_ETH_RR_CONTEXT_LEN) return WK_NEED_INPUT;
             r->state = RS_BEGIN;
             break;
 
         case RS_BEGIN:
             r->state = RS_VARINT;
-            return WK_ETH_RR_CHUNK_BEGIN;
+            return rr_event(r, WK_ETH_RR_CHUNK_BEGIN);
 
         case RS_VARINT:
-            if (in->pos == in->size) return WK_ETH_RR_NEED_INPUT;
-            if (!rr_varint_byte(r, in->src[in->pos++], err)) return WK_ETH_RR_ERROR;
+            if (in->pos == in->size) return WK_NEED_INPUT;
+            if (!rr_varint_byte(r, in->src[in->pos++], err)) return WK_ERROR;
             break;
 
         case RS_PAYLOAD: {
-            wk_eth_rr_event ev = rr_payload(r, out, in, err);
-            if (ev != WK_ETH_RR_END) return ev;
+            wk_result res = rr_payload(r, in, out, err);
+            if (res != WK_DONE) return res;
             break;
         }
 
@@ -315,7 +328,7 @@ wk_eth_rr_event wk_eth_rr_read(wk_eth_rr_reader *r, wk_out *out, wk_in *in, wk_e
             r->chunks_done++;
             if (r->opt.request) {
                 r->state = RS_CLOSED;
-                return WK_ETH_RR_END;
+                return rr_event(r, WK_ETH_RR_END);
             }
             /* An error chunk is the last (the responder closes after it); so is the last
              * allowed chunk. */
@@ -323,39 +336,58 @@ wk_eth_rr_event wk_eth_rr_read(wk_eth_rr_reader *r, wk_out *out, wk_in *in, wk_e
                 r->state = RS_CLOSED;
             else
                 r->state = RS_RESULT;
-            return WK_ETH_RR_CHUNK_END;
+            return rr_event(r, WK_ETH_RR_CHUNK_END);
         }
     }
 }
 
-wk_code wk_eth_rr_reader_finish(wk_eth_rr_reader *r, wk_error *err)
+wk_result wk_eth_rr_reader_finish(wk_eth_rr_reader *r, const wk_in *rest, wk_error *err)
 {
+    size_t unread = rest ? rest->size - rest->pos : 0;
     switch (r->state) {
     case RS_FAILED:
         if (err) *err = r->error;
-        return r->error.code;
+        return WK_ERROR;
+    case RS_CLOSED:
+        if (unread) /* what the step would say of these bytes */
+            return rr_fail(r, err, WK_ERR_SSZSNAPPY_TRAILING, r->consumed,
+                           r->opt.request ? "bytes after the request"
+                                          : "bytes after the last allowed chunk");
+        return WK_DONE;
     case RS_EMPTY_START:
     case RS_RESULT:
-    case RS_CLOSED:
     case RS_CHUNK_DONE: /* payload complete, its event not yet collected */
-        return WK_OK;
+        if (unread) {
+            wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET,
+                         "%zu bytes not yet read: read until WK_NEED_INPUT first", unread);
+            return WK_ERROR;
+        }
+        return WK_DONE;
     case RS_PAYLOAD: {
         /* Decoded bytes the caller has not read yet are its business, not the peer's: reported
          * (not sticky) so that it can drain them and finish again. */
         wk_error de;
-        if (wk_eth_snappy_frame_decoder_finish(r->dec, &de) == WK_ERR_STATE)
-            return wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET,
-                                "payload bytes not yet read: read until NEED_INPUT first");
-        rr_fail(r, err, WK_ERR_SSZSNAPPY_EARLY_EOF, r->consumed,
-                "stream ended before the declared length was decoded");
-        return r->error.code;
+        wk_error_clear(&de);
+        if (unread || (wk_eth_snappy_frame_decoder_finish(r->dec, NULL, &de) == WK_ERROR &&
+                       de.code == WK_ERR_STATE)) {
+            wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET,
+                         "payload bytes not yet read: read until NEED_INPUT first");
+            return WK_ERROR;
+        }
+        return rr_fail(r, err, WK_ERR_SSZSNAPPY_EARLY_EOF, r->consumed,
+                       "stream ended before the declared length was decoded");
     }
     case RS_CONTEXT:
     case RS_BEGIN:
     case RS_VARINT:
     default:
-        rr_fail(r, err, WK_ERR_SSZSNAPPY_EARLY_EOF, r->consumed, "stream ended inside a chunk");
-        return r->error.code;
+        if (unread) {
+            wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET,
+                         "%zu bytes not yet read: read until WK_NEED_INPUT first", unread);
+            return WK_ERROR;
+        }
+        return rr_fail(r, err, WK_ERR_SSZSNAPPY_EARLY_EOF, r->consumed,
+                       "stream ended inside a chunk");
     }
 }
 

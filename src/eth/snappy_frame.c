@@ -64,10 +64,10 @@ static void dec_clear(wk_eth_snappy_frame_decoder *d)
     wk_error_clear(&d->error);
 }
 
-wk_eth_snappy_frame_decoder *wk_eth_snappy_frame_decoder_create(const wk_allocator *allocator,
-                                                        wk_error *err)
+wk_eth_snappy_frame_decoder *
+wk_eth_snappy_frame_decoder_create(const wk_eth_snappy_frame_decoder_params *params, wk_error *err)
 {
-    wk_allocator a = wk_allocator_or_default(allocator);
+    wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
     wk_eth_snappy_frame_decoder *d = a.alloc(a.opaque, sizeof *d);
     if (!d) {
         wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET,
@@ -81,7 +81,7 @@ wk_eth_snappy_frame_decoder *wk_eth_snappy_frame_decoder_create(const wk_allocat
     return d;
 }
 
-void wk_eth_snappy_frame_decoder_free(wk_eth_snappy_frame_decoder *d)
+void wk_eth_snappy_frame_decoder_destroy(wk_eth_snappy_frame_decoder *d)
 {
     if (!d) return;
     wk_allocator a = d->alloc;
@@ -264,7 +264,8 @@ static wk_code handle_body(wk_eth_snappy_frame_decoder *d, const uint8_t *body, 
     return WK_OK;
 }
 
-wk_result wk_eth_snappy_frame_decode(wk_eth_snappy_frame_decoder *d, wk_out *out, wk_in *in, wk_error *err)
+wk_result wk_eth_snappy_frame_decode(wk_eth_snappy_frame_decoder *d, wk_in *in, wk_out *out,
+                                     wk_error *err)
 {
     for (;;) {
         switch (d->phase) {
@@ -357,25 +358,35 @@ wk_result wk_eth_snappy_frame_decode(wk_eth_snappy_frame_decoder *d, wk_out *out
     }
 }
 
-wk_code wk_eth_snappy_frame_decoder_finish(wk_eth_snappy_frame_decoder *d, wk_error *err)
+wk_result wk_eth_snappy_frame_decoder_finish(wk_eth_snappy_frame_decoder *d, const wk_in *rest,
+                                             wk_error *err)
 {
     switch (d->phase) {
     case D_FAILED:
         if (err) *err = d->error;
-        return d->error.code;
+        return WK_ERROR;
     case D_EMIT:
         /* The stream itself may be complete: this is the caller's unread output, not a peer's
          * truncation, and it is not sticky. */
-        return wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, "%u decoded bytes not yet read",
-                            (unsigned)(d->pend_len - d->pend_pos));
+        wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, "%u decoded bytes not yet read",
+                     (unsigned)(d->pend_len - d->pend_pos));
+        return WK_ERROR;
     case D_HEADER:
-        if (d->hdr_len == 0) return WK_OK;
-        break;
+        if (d->hdr_len != 0) break;
+        if (rest && rest->pos < rest->size && d->committed < d->limit) {
+            /* unread bytes of the stream: the caller's to push first (not sticky) */
+            wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET,
+                         "%zu bytes not yet pushed: decode until WK_NEED_INPUT first",
+                         rest->size - rest->pos);
+            return WK_ERROR;
+        }
+        return WK_DONE;
     default:
         break;
     }
-    return DFAIL(d, err, WK_ERR_FRAME_TRUNCATED, d->consumed,
-                 "stream ends inside the chunk at %llu", (unsigned long long)d->chunk_start);
+    DFAIL(d, err, WK_ERR_FRAME_TRUNCATED, d->consumed, "stream ends inside the chunk at %llu",
+          (unsigned long long)d->chunk_start);
+    return WK_ERROR;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -431,10 +442,10 @@ static wk_code put_chunk(const uint8_t *src, size_t n, uint8_t *dst, bool with_i
     return WK_OK;
 }
 
-wk_eth_snappy_frame_encoder *wk_eth_snappy_frame_encoder_create(const wk_allocator *allocator,
-                                                        wk_error *err)
+wk_eth_snappy_frame_encoder *
+wk_eth_snappy_frame_encoder_create(const wk_eth_snappy_frame_encoder_params *params, wk_error *err)
 {
-    wk_allocator a = wk_allocator_or_default(allocator);
+    wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
     wk_eth_snappy_frame_encoder *e = a.alloc(a.opaque, sizeof *e);
     if (!e) {
         wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET,
@@ -446,7 +457,7 @@ wk_eth_snappy_frame_encoder *wk_eth_snappy_frame_encoder_create(const wk_allocat
     return e;
 }
 
-void wk_eth_snappy_frame_encoder_free(wk_eth_snappy_frame_encoder *e)
+void wk_eth_snappy_frame_encoder_destroy(wk_eth_snappy_frame_encoder *e)
 {
     if (!e) return;
     wk_allocator a = e->alloc;
@@ -468,8 +479,8 @@ static wk_result enc_fail(wk_eth_snappy_frame_encoder *e, wk_error *err)
     return WK_ERROR;
 }
 
-wk_result wk_eth_snappy_frame_encode(wk_eth_snappy_frame_encoder *e, wk_out *out, wk_in *in, bool flush,
-                                 wk_error *err)
+static wk_result enc_step(wk_eth_snappy_frame_encoder *e, wk_in *in, wk_out *out, bool flush,
+                          wk_error *err)
 {
     if (e->failed) {
         if (err) *err = e->error;
@@ -523,6 +534,36 @@ wk_result wk_eth_snappy_frame_encode(wk_eth_snappy_frame_encoder *e, wk_out *out
         }
         return flush ? WK_DONE : WK_NEED_INPUT;
     }
+}
+
+wk_result wk_eth_snappy_frame_encode(wk_eth_snappy_frame_encoder *e, wk_in *in, wk_out *out,
+                                     wk_error *err)
+{
+    return enc_step(e, in, out, false, err);
+}
+
+wk_result wk_eth_snappy_frame_encoder_flush(wk_eth_snappy_frame_encoder *e, wk_in *in, wk_out *out,
+                                            wk_error *err)
+{
+    return enc_step(e, in, out, true, err);
+}
+
+wk_result wk_eth_snappy_frame_encoder_finish(wk_eth_snappy_frame_encoder *e, const wk_in *rest,
+                                             wk_error *err)
+{
+    if (e->failed) {
+        if (err) *err = e->error;
+        return WK_ERROR;
+    }
+    size_t unread = rest ? rest->size - rest->pos : 0;
+    if (unread || e->piece_len || e->pend_pos < e->pend_len) {
+        wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET,
+                     "%zu input bytes unread, %u buffered, %u encoded bytes not yet written: "
+                     "flush until WK_DONE first",
+                     unread, (unsigned)e->piece_len, (unsigned)(e->pend_len - e->pend_pos));
+        return WK_ERROR;
+    }
+    return WK_DONE;
 }
 
 uint64_t wk_eth_snappy_frame_max_encoded_len(uint64_t n)

@@ -7,6 +7,25 @@
 #include "wk_test.h"
 #include <wirekit/eth.h>
 
+/* One read step in the terms of the checks below: for WK_EVENT the event (WK_ETH_RR_CHUNK_BEGIN,
+ * _CHUNK_END, _END), else RR_NEED_INPUT / RR_NEED_OUTPUT / RR_ERROR. */
+enum { RR_ERROR = -1, RR_NEED_INPUT = 1, RR_NEED_OUTPUT = 2, RR_DONE = 99 };
+static int rr_step(wk_eth_rr_reader *r, wk_in *in, wk_out *out, wk_error *err)
+{
+    switch (wk_eth_rr_reader_read(r, in, out, err)) {
+    case WK_EVENT: return (int)wk_eth_rr_reader_event(r);
+    case WK_NEED_INPUT: return RR_NEED_INPUT;
+    case WK_NEED_OUTPUT: return RR_NEED_OUTPUT;
+    case WK_ERROR: return RR_ERROR;
+    default: return RR_DONE; /* never from this reader */
+    }
+}
+/* The reader's _finish as a code (WK_OK for WK_DONE). */
+static wk_code rr_finish(wk_eth_rr_reader *r, wk_error *err)
+{
+    return wk_eth_rr_reader_finish(r, NULL, err) == WK_DONE ? WK_OK : err->code;
+}
+
 static const char *vec_dir;
 
 /* ---------------------------------------------------------------------------------------------
@@ -46,8 +65,8 @@ static uint8_t *read_vec(const char *rel, size_t *len)
     return p;
 }
 
-static const wk_eth_rr_options REQUEST = {.request = true};
-static const wk_eth_rr_options RESPONSE = {.request = false};
+static const wk_eth_rr_reader_params REQUEST = {.request = true};
+static const wk_eth_rr_reader_params RESPONSE = {.request = false};
 static const uint8_t PING[8] = {1, 0, 0, 0, 0, 0, 0, 0};
 static const char *PING_REQ_HEX = "08ff060000734e61507059010c00000175de410100000000000000";
 static const char *ERR_CHUNK_HEX = "0103ff060000734e6150705901070000a2d503ff657272"; /* 6.6 */
@@ -83,14 +102,14 @@ static void add_event(run *res, char c)
 }
 
 /* begin_bounds: set with wk_eth_rr_reader_set_bounds at every CHUNK_BEGIN when non-NULL. */
-static void read_stream(const wk_eth_rr_options *o, const uint8_t *in, size_t n, size_t split,
+static void read_stream(const wk_eth_rr_reader_params *o, const uint8_t *in, size_t n, size_t split,
                         size_t outcap, const wk_eth_ssz_bounds *begin_bounds, run *res)
 {
     memset(res, 0, sizeof *res);
     res->contract_ok = true;
     wk_error err;
     wk_error_clear(&err);
-    wk_eth_rr_reader *r = wk_eth_rr_reader_create(o, NULL, &err);
+    wk_eth_rr_reader *r = wk_eth_rr_reader_create(o, &err);
     if (!r) {
         res->code = err.code;
         res->err = err;
@@ -107,20 +126,20 @@ static void read_stream(const wk_eth_rr_options *o, const uint8_t *in, size_t n,
         wk_in v = {in, lim, pos};
         for (;;) {
             wk_out out = {tmp, outcap, 0};
-            wk_eth_rr_event ev = wk_eth_rr_read(r, &out, &v, &err);
+            int ev = rr_step(r, &v, &out, &err);
             if (out.pos > outcap || v.pos > lim) res->contract_ok = false;
             if (out.pos && !in_chunk) res->contract_ok = false;
             put(&res->payload, tmp, out.pos);
             if (++guard > 50000000) abort();
-            if (ev == WK_ETH_RR_NEED_OUTPUT) {
+            if (ev == RR_NEED_OUTPUT) {
                 if (out.pos != outcap) res->contract_ok = false;
                 continue;
             }
-            if (ev == WK_ETH_RR_NEED_INPUT) {
+            if (ev == RR_NEED_INPUT) {
                 if (v.pos != lim) res->contract_ok = false;
                 break;
             }
-            if (ev == WK_ETH_RR_ERROR) {
+            if (ev == RR_ERROR) {
                 failed = true;
                 break;
             }
@@ -154,7 +173,7 @@ static void read_stream(const wk_eth_rr_options *o, const uint8_t *in, size_t n,
         if (failed || lim == n) break;
     }
     if (!failed) {
-        res->code = wk_eth_rr_reader_finish(r, &err);
+        res->code = rr_finish(r, &err);
         if (res->code != WK_OK) res->err = err;
         if (res->code == WK_OK && pos != n) res->contract_ok = false;
     } else {
@@ -164,14 +183,14 @@ static void read_stream(const wk_eth_rr_options *o, const uint8_t *in, size_t n,
         wk_error e2;
         wk_in none = {in, 0, 0};
         wk_out o2 = {tmp, outcap, 0};
-        if (wk_eth_rr_read(r, &o2, &none, &e2) != WK_ETH_RR_ERROR || e2.code != err.code ||
+        if (rr_step(r, &none, &o2, &e2) != RR_ERROR || e2.code != err.code ||
             e2.offset != err.offset)
             res->contract_ok = false;
-        if (wk_eth_rr_reader_finish(r, &e2) != err.code) res->contract_ok = false;
+        if (rr_finish(r, &e2) != err.code) res->contract_ok = false;
     }
     res->consumed = wk_eth_rr_reader_consumed(r);
     free(tmp);
-    wk_eth_rr_reader_free(r);
+    wk_eth_rr_reader_destroy(r);
 }
 
 static bool same_run(const run *a, const run *b)
@@ -199,7 +218,7 @@ static const size_t OUTCAPS[] = {1, 3, 64, 1 << 20};
 
 /* Reads at every split size and output capacity in the tables (or a reduced set when `big`),
  * checks every result equals the whole-stream one; *whole receives that one. */
-static void read_all_ways(const char *what, const wk_eth_rr_options *o, const uint8_t *in, size_t n,
+static void read_all_ways(const char *what, const wk_eth_rr_reader_params *o, const uint8_t *in, size_t n,
                           const wk_eth_ssz_bounds *begin_bounds, bool big, run *whole)
 {
     read_stream(o, in, n, (size_t)-1, 1 << 20, begin_bounds, whole);
@@ -227,7 +246,7 @@ static void read_all_ways(const char *what, const wk_eth_rr_options *o, const ui
 }
 
 /* Reads whole and at every split; checks an error of this name at this offset. */
-static void expect_err(const char *what, const wk_eth_rr_options *o, const buf *in, wk_code code,
+static void expect_err(const char *what, const wk_eth_rr_reader_params *o, const buf *in, wk_code code,
                        uint64_t offset)
 {
     run r;
@@ -333,7 +352,7 @@ static void test_handmade(void)
             free(want.p);
         }
         if (strcmp(id, "rr-err-varint-nonminimal") == 0) {
-            wk_eth_rr_options o = REQUEST;
+            wk_eth_rr_reader_params o = REQUEST;
             o.allow_nonminimal = true;
             run ok;
             read_all_ways("nonminimal allowed", &o, in.p, in.n, NULL, false, &ok);
@@ -390,7 +409,7 @@ static void test_lodestar(void)
     CHECK(r.code == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS && r.err.offset == 0);
     run_free(&r);
     /* the same bounds in the options */
-    wk_eth_rr_options ob = REQUEST;
+    wk_eth_rr_reader_params ob = REQUEST;
     ob.bounds = below;
     read_stream(&ob, req.p, req.n, (size_t)-1, 1 << 20, NULL, &r);
     CHECK(r.code == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS && r.err.offset == 0);
@@ -401,7 +420,7 @@ static void test_lodestar(void)
     run_free(&r);
 
     /* as a success chunk with context bytes */
-    wk_eth_rr_options ctxo = RESPONSE;
+    wk_eth_rr_reader_params ctxo = RESPONSE;
     ctxo.context_bytes = true;
     buf chunk = {0};
     put_byte(&chunk, 0);
@@ -449,7 +468,7 @@ static void test_lodestar(void)
     CHECK(r.code == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS && r.err.offset == 5 && r.payload.n == 0);
     CHECK(strcmp(r.events, "B") == 0);
     run_free(&r);
-    wk_eth_rr_options two = ctxo;
+    wk_eth_rr_reader_params two = ctxo;
     two.max_chunks = 2;
     read_stream(&two, resp.p, resp.n, 4096, 4096, NULL, &r);
     CHECK(r.code == WK_ERR_SSZSNAPPY_TRAILING && r.err.offset == c2_at);
@@ -605,7 +624,7 @@ static void test_small_cases(void)
     in.n = 0;
     expect_err("empty request", &REQUEST, &in, WK_ERR_SSZSNAPPY_EARLY_EOF, 0);
     /* empty_request methods: nothing expected */
-    wk_eth_rr_options eo = REQUEST;
+    wk_eth_rr_reader_params eo = REQUEST;
     eo.empty_request = true;
     read_all_ways("no content", &eo, in.p, 0, NULL, false, &r);
     CHECK(r.code == WK_OK && strcmp(r.events, "E") == 0 && r.nchunks == 0);
@@ -630,7 +649,7 @@ static void test_small_cases(void)
     put_hex(&in, "018102");
     expect_err("errmsg 257", &RESPONSE, &in, WK_ERR_RESP_ERRMSG_TOO_LONG, 1);
     /* error chunks ignore the success bounds, in the options and at CHUNK_BEGIN */
-    wk_eth_rr_options tight = RESPONSE;
+    wk_eth_rr_reader_params tight = RESPONSE;
     tight.bounds.min_len = 100;
     tight.bounds.max_len = 200;
     in.n = 0;
@@ -646,7 +665,7 @@ static void test_small_cases(void)
     /* reserved results 4..127: error chunks, flagged; 3 and 128 are not reserved; no context
      * bytes on any error chunk */
     static const int results[] = {3, 4, 5, 127, 128, 255};
-    wk_eth_rr_options co = RESPONSE;
+    wk_eth_rr_reader_params co = RESPONSE;
     co.context_bytes = true;
     for (size_t i = 0; i < sizeof results / sizeof results[0]; i++) {
         in.n = 0;
@@ -672,7 +691,7 @@ static void test_small_cases(void)
     size_t one = in.n;
     put_hex(&in, "00");
     put_hex(&in, PING_REQ_HEX);
-    wk_eth_rr_options mo = RESPONSE;
+    wk_eth_rr_reader_params mo = RESPONSE;
     mo.max_chunks = 1;
     expect_err("max_chunks 1", &mo, &in, WK_ERR_SSZSNAPPY_TRAILING, one);
     mo.max_chunks = 2;
@@ -718,7 +737,7 @@ static void test_small_cases(void)
         {1, 7, false}, {0, UINT64_MAX, true},
     };
     for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++) {
-        wk_eth_rr_options bo = REQUEST;
+        wk_eth_rr_reader_params bo = REQUEST;
         bo.bounds.min_len = bs[i].min;
         bo.bounds.max_len = bs[i].max;
         char what[64];
@@ -750,7 +769,7 @@ static void test_small_cases(void)
     put_hex(&in, "00");
     put(&in, vi, vn);
     expect_err("chunk above MAX_PAYLOAD_SIZE", &RESPONSE, &in, WK_ERR_SSZSNAPPY_LENGTH_BOUNDS, 1);
-    wk_eth_rr_options huge = RESPONSE;
+    wk_eth_rr_reader_params huge = RESPONSE;
     huge.bounds.max_len = (uint64_t)WK_ETH_SSZ_MAX_PAYLOAD_SIZE * 4;
     expect_err("chunk above MAX, larger type bound", &huge, &in, WK_ERR_SSZSNAPPY_LENGTH_BOUNDS, 1);
     /* varint limits inside a response (prefix after the result byte) */
@@ -763,7 +782,7 @@ static void test_small_cases(void)
     in.n = 0;
     put_hex(&in, "008000");
     expect_err("80 00", &RESPONSE, &in, WK_ERR_SSZSNAPPY_VARINT_NONMINIMAL, 2);
-    wk_eth_rr_options an = RESPONSE;
+    wk_eth_rr_reader_params an = RESPONSE;
     an.allow_nonminimal = true;
     read_all_ways("80 00 allowed", &an, in.p, in.n, NULL, false, &r);
     CHECK(r.code == WK_OK && r.nchunks == 1 && r.chunks[0].info.length == 0);
@@ -780,24 +799,24 @@ static void test_small_cases(void)
     /* finish with decoded bytes still unread: WK_ERR_STATE, not sticky; after draining, OK */
     in.n = 0;
     put_hex(&in, PING_REQ_HEX);
-    wk_eth_rr_reader *rd = wk_eth_rr_reader_create(&REQUEST, NULL, &err);
+    wk_eth_rr_reader *rd = wk_eth_rr_reader_create(&REQUEST, &err);
     REQUIRE(rd != NULL);
     uint8_t o1[3];
     wk_in v = {in.p, in.n, 0};
     wk_out o = {o1, sizeof o1, 0};
-    CHECK(wk_eth_rr_read(rd, NULL, &v, &err) == WK_ETH_RR_CHUNK_BEGIN); /* NULL out: no room */
-    CHECK(wk_eth_rr_read(rd, NULL, &v, &err) == WK_ETH_RR_NEED_OUTPUT);
-    CHECK(wk_eth_rr_read(rd, &o, &v, &err) == WK_ETH_RR_NEED_OUTPUT && o.pos == 3);
+    CHECK(rr_step(rd, &v, NULL, &err) == WK_ETH_RR_CHUNK_BEGIN); /* NULL out: no room */
+    CHECK(rr_step(rd, &v, NULL, &err) == RR_NEED_OUTPUT);
+    CHECK(rr_step(rd, &v, &o, &err) == RR_NEED_OUTPUT && o.pos == 3);
     CHECK(v.pos == in.n && wk_eth_rr_reader_consumed(rd) == in.n);
-    CHECK(wk_eth_rr_reader_finish(rd, &err) == WK_ERR_STATE);
+    CHECK(rr_finish(rd, &err) == WK_ERR_STATE);
     CHECK(wk_eth_rr_reader_chunk(rd)->produced == 3 && wk_eth_rr_reader_chunk(rd)->length == 8);
     uint8_t rest[8];
     wk_out o2 = {rest, sizeof rest, 0};
-    CHECK(wk_eth_rr_read(rd, &o2, NULL, &err) == WK_ETH_RR_END && o2.pos == 5); /* NULL in: none */
+    CHECK(rr_step(rd, NULL, &o2, &err) == WK_ETH_RR_END && o2.pos == 5); /* NULL in: none */
     CHECK(memcmp(o1, PING, 3) == 0 && memcmp(rest, PING + 3, 5) == 0);
-    CHECK(wk_eth_rr_read(rd, &o2, NULL, &err) == WK_ETH_RR_NEED_INPUT);
-    CHECK(wk_eth_rr_reader_finish(rd, &err) == WK_OK);
-    wk_eth_rr_reader_free(rd);
+    CHECK(rr_step(rd, NULL, &o2, &err) == RR_NEED_INPUT);
+    CHECK(rr_finish(rd, &err) == WK_OK);
+    wk_eth_rr_reader_destroy(rd);
     free(in.p);
 }
 
@@ -845,7 +864,7 @@ static void test_encode_and_round_trips(void)
     REQUIRE(enc);
     static const uint8_t ctx[4] = {0xde, 0xad, 0xbe, 0xef};
     static const size_t sizes[] = {0, 1, 65535, 65536, 65537, WK_ETH_SSZ_MAX_PAYLOAD_SIZE};
-    wk_eth_rr_options co = RESPONSE;
+    wk_eth_rr_reader_params co = RESPONSE;
     co.context_bytes = true;
     wk_error err;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -865,7 +884,7 @@ static void test_encode_and_round_trips(void)
             if (kind == 1) CHECK(enc[0] == 0 && memcmp(enc + 1, ctx, 4) == 0);
             if (n == 0) CHECK(len == hdr + 1); /* prefix only */
             else CHECK(memcmp(enc + hdr + vn, WK_ETH_SNAPPY_FRAME_STREAM_ID, 10) == 0);
-            const wk_eth_rr_options *o = kind == 0 ? &REQUEST : kind == 1 ? &co : &RESPONSE;
+            const wk_eth_rr_reader_params *o = kind == 0 ? &REQUEST : kind == 1 ? &co : &RESPONSE;
             char what[64];
             snprintf(what, sizeof what, "round trip n=%zu kind %d", n, kind);
             run r;
@@ -924,7 +943,9 @@ static size_t peak_for(size_t n, const uint8_t *data)
     if (wk_eth_rr_encode(-1, NULL, data, n, enc, cap, &len, &err) != WK_OK) abort();
     wk_alloc_counter counter = {0};
     wk_allocator a = wk_counting_allocator(&counter);
-    wk_eth_rr_reader *r = wk_eth_rr_reader_create(&REQUEST, &a, &err);
+    wk_eth_rr_reader_params ra = REQUEST;
+    ra.allocator = &a;
+    wk_eth_rr_reader *r = wk_eth_rr_reader_create(&ra, &err);
     if (!r) abort();
     uint8_t out[4096];
     size_t produced = 0, pos = 0;
@@ -932,21 +953,21 @@ static size_t peak_for(size_t n, const uint8_t *data)
     while (pos <= len) {
         size_t lim = len - pos > 1000 ? pos + 1000 : len;
         wk_in v = {enc, lim, pos};
-        wk_eth_rr_event ev;
+        int ev;
         do {
             wk_out o = {out, sizeof out, 0};
-            ev = wk_eth_rr_read(r, &o, &v, &err);
+            ev = rr_step(r, &v, &o, &err);
             if (o.pos && memcmp(out, data + produced, o.pos) != 0) abort();
             produced += o.pos;
-        } while (ev != WK_ETH_RR_NEED_INPUT && ev != WK_ETH_RR_ERROR && ev != WK_ETH_RR_END);
-        if (ev == WK_ETH_RR_ERROR) break;
+        } while (ev != RR_NEED_INPUT && ev != RR_ERROR && ev != WK_ETH_RR_END);
+        if (ev == RR_ERROR) break;
         pos = v.pos;
         if (ev == WK_ETH_RR_END) ok = true;
         if (lim == len) break;
     }
-    ok = ok && wk_eth_rr_reader_finish(r, &err) == WK_OK && produced == n;
+    ok = ok && rr_finish(r, &err) == WK_OK && produced == n;
     CHECKF(ok, "memory run n=%zu", n);
-    wk_eth_rr_reader_free(r);
+    wk_eth_rr_reader_destroy(r);
     CHECK(counter.current == 0);
     free(enc);
     return counter.peak;
@@ -968,9 +989,11 @@ static void test_memory(void)
     counter.limit = 64;
     wk_allocator a = wk_counting_allocator(&counter);
     wk_error err;
-    CHECK(wk_eth_rr_reader_create(&REQUEST, &a, &err) == NULL && err.code == WK_ERR_NOMEM);
+    wk_eth_rr_reader_params ra = REQUEST;
+    ra.allocator = &a;
+    CHECK(wk_eth_rr_reader_create(&ra, &err) == NULL && err.code == WK_ERR_NOMEM);
     counter.limit = p1 - 1;
-    CHECK(wk_eth_rr_reader_create(&REQUEST, &a, &err) == NULL && err.code == WK_ERR_NOMEM);
+    CHECK(wk_eth_rr_reader_create(&ra, &err) == NULL && err.code == WK_ERR_NOMEM);
     CHECK(counter.current == 0);
     free(data);
 }

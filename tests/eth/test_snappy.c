@@ -11,6 +11,19 @@
 
 static const char *vec_dir;
 
+/* The framing decoder's _finish as a code (WK_OK for WK_DONE) and the encoder's step with a flush
+ * flag, for the checks below written in those terms. */
+static wk_code frame_finish(wk_eth_snappy_frame_decoder *d, wk_error *e)
+{
+    return wk_eth_snappy_frame_decoder_finish(d, NULL, e) == WK_DONE ? WK_OK : e->code;
+}
+static wk_result frame_encode_step(wk_eth_snappy_frame_encoder *enc, wk_in *in, wk_out *out,
+                                   bool flush, wk_error *e)
+{
+    return flush ? wk_eth_snappy_frame_encoder_flush(enc, in, out, e)
+                 : wk_eth_snappy_frame_encode(enc, in, out, e);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Helpers
  * ------------------------------------------------------------------------------------------- */
@@ -362,7 +375,7 @@ static wk_code frame_decode(wk_eth_snappy_frame_decoder *d, const uint8_t *wire,
         wk_in in = {wire, lim, pos};
         do {
             wk_out out = {tmp, view, 0};
-            r = wk_eth_snappy_frame_decode(d, &out, &in, e);
+            r = wk_eth_snappy_frame_decode(d, &in, &out, e);
             if (out.pos > view) abort();
             put(got, tmp, out.pos);
             if (++guard > 100000000) abort();
@@ -383,7 +396,7 @@ static wk_code frame_decode(wk_eth_snappy_frame_decoder *d, const uint8_t *wire,
     }
     free(tmp);
     if (r == WK_ERROR) return e->code;
-    return wk_eth_snappy_frame_decoder_finish(d, e);
+    return frame_finish(d, e);
 }
 
 static void framed_row(const row *r)
@@ -415,9 +428,9 @@ static void framed_row(const row *r)
                 uint8_t t[4];
                 wk_out out = {t, 4, 0};
                 wk_error e2;
-                good = good && wk_eth_snappy_frame_decode(d, &out, &in, &e2) == WK_ERROR &&
+                good = good && wk_eth_snappy_frame_decode(d, &in, &out, &e2) == WK_ERROR &&
                        e2.code == c && e2.offset == e.offset &&
-                       wk_eth_snappy_frame_decoder_finish(d, &e2) == c;
+                       frame_finish(d, &e2) == c;
             }
             if (!good) {
                 if (bad < 3)
@@ -429,7 +442,7 @@ static void framed_row(const row *r)
             free(got.p);
         }
     CHECKF(bad == 0, "framed row %s: %d of %zu runs wrong", r->id, bad, max_push * 3);
-    wk_eth_snappy_frame_decoder_free(d);
+    wk_eth_snappy_frame_decoder_destroy(d);
 }
 
 static void test_handmade(void)
@@ -540,7 +553,7 @@ static void manifest_framed(const char *path, const uint8_t *p, size_t n, size_t
     wk_alloc_counter cnt = {0};
     wk_allocator a = wk_counting_allocator(&cnt);
     wk_error e;
-    wk_eth_snappy_frame_decoder *d = wk_eth_snappy_frame_decoder_create(&a, &e);
+    wk_eth_snappy_frame_decoder *d = wk_eth_snappy_frame_decoder_create(&(wk_eth_snappy_frame_decoder_params){&a}, &e);
     REQUIRE(d);
     size_t created = cnt.peak;
     for (size_t i = 0; i < sizeof pushes / sizeof pushes[0]; i++)
@@ -556,7 +569,7 @@ static void manifest_framed(const char *path, const uint8_t *p, size_t n, size_t
         }
     CHECKF(cnt.peak == created && cnt.count == 1, "%s: peak %zu after create %zu, %llu allocations",
            path, cnt.peak, created, (unsigned long long)cnt.count);
-    wk_eth_snappy_frame_decoder_free(d);
+    wk_eth_snappy_frame_decoder_destroy(d);
     CHECK(cnt.current == 0);
 }
 
@@ -780,7 +793,7 @@ static void test_libsnappy_wrap(void)
                push, code_name(c));
         free(b.p);
     }
-    wk_eth_snappy_frame_decoder_free(d);
+    wk_eth_snappy_frame_decoder_destroy(d);
 }
 
 /* Blocks built element by element from a small grammar (every tag kind and length form, edge
@@ -935,7 +948,7 @@ static buf frame_encode_stream(const uint8_t *src, size_t n, bool random_splits,
         do {
             size_t view = random_splits ? (size_t)(rng() % 90000) : fixed_view;
             wk_out out = {tmp, view, 0};
-            r = wk_eth_snappy_frame_encode(enc, &out, &in, flush, &e);
+            r = frame_encode_step(enc, &in, &out, flush, &e);
             put(&b, tmp, out.pos);
         } while (r == WK_NEED_OUTPUT);
         if (r != (flush ? WK_DONE : WK_NEED_INPUT) || in.pos != in.size) {
@@ -948,12 +961,12 @@ static buf frame_encode_stream(const uint8_t *src, size_t n, bool random_splits,
     wk_result r;
     do {
         wk_out out = {tmp, random_splits ? 1 + (size_t)(rng() % 90000) : fixed_view, 0};
-        r = wk_eth_snappy_frame_encode(enc, &out, NULL, true, &e);
+        r = frame_encode_step(enc, NULL, &out, true, &e);
         put(&b, tmp, out.pos);
     } while (r == WK_NEED_OUTPUT);
     if (r != WK_DONE) b.n = (size_t)-1;
     free(tmp);
-    wk_eth_snappy_frame_encoder_free(enc);
+    wk_eth_snappy_frame_encoder_destroy(enc);
     return b;
 }
 
@@ -1063,7 +1076,7 @@ static void roundtrip(const uint8_t *src, size_t n, const char *what)
                push, view, code_name(c));
         free(got.p);
     }
-    wk_eth_snappy_frame_decoder_free(d);
+    wk_eth_snappy_frame_decoder_destroy(d);
     free(all);
     free(s1.p);
     free(s2.p);
@@ -1176,7 +1189,7 @@ static void expect_stream(const char *what, const buf *wire, uint64_t limit, uin
                "%s: %zu bytes out, done %d, consumed %llu", what, got.n, done,
                (unsigned long long)consumed);
     free(got.p);
-    wk_eth_snappy_frame_decoder_free(d);
+    wk_eth_snappy_frame_decoder_destroy(d);
 }
 
 static void test_frame_limits(void)
@@ -1312,19 +1325,19 @@ static void test_output_limit(void)
     uint8_t out[64];
     wk_in in = {w.p, w.n, 0};
     wk_out o = {out, sizeof out, 0};
-    CHECK(wk_eth_snappy_frame_decode(d, &o, &in, &e) == WK_DONE && in.pos == second && o.pos == 8);
-    CHECK(wk_eth_snappy_frame_decode(d, &o, &in, &e) == WK_DONE && in.pos == second);
-    CHECK(wk_eth_snappy_frame_decoder_finish(d, &e) == WK_OK);
+    CHECK(wk_eth_snappy_frame_decode(d, &in, &o, &e) == WK_DONE && in.pos == second && o.pos == 8);
+    CHECK(wk_eth_snappy_frame_decode(d, &in, &o, &e) == WK_DONE && in.pos == second);
+    CHECK(frame_finish(d, &e) == WK_OK);
     /* output pending at finish is the caller's state error, not a truncation, and not sticky */
     wk_eth_snappy_frame_decoder_reset(d); /* the limit is kept */
     wk_eth_snappy_frame_decoder_set_output_limit(d, UINT64_MAX);
     in.pos = 0;
     wk_out small = {out, 3, 0};
-    CHECK(wk_eth_snappy_frame_decode(d, &small, &in, &e) == WK_NEED_OUTPUT && small.pos == 3);
-    CHECK(wk_eth_snappy_frame_decoder_finish(d, &e) == WK_ERR_STATE);
+    CHECK(wk_eth_snappy_frame_decode(d, &in, &small, &e) == WK_NEED_OUTPUT && small.pos == 3);
+    CHECK(frame_finish(d, &e) == WK_ERR_STATE);
     free(w.p);
     free(z.p);
-    wk_eth_snappy_frame_decoder_free(d);
+    wk_eth_snappy_frame_decoder_destroy(d);
 }
 
 /* Peak memory stays at what create allocated, through every path and an allocation failure. */
@@ -1333,8 +1346,8 @@ static void test_memory(void)
     wk_alloc_counter cnt = {0};
     wk_allocator a = wk_counting_allocator(&cnt);
     wk_error e;
-    wk_eth_snappy_frame_decoder *d = wk_eth_snappy_frame_decoder_create(&a, &e);
-    wk_eth_snappy_frame_encoder *enc = wk_eth_snappy_frame_encoder_create(&a, &e);
+    wk_eth_snappy_frame_decoder *d = wk_eth_snappy_frame_decoder_create(&(wk_eth_snappy_frame_decoder_params){&a}, &e);
+    wk_eth_snappy_frame_encoder *enc = wk_eth_snappy_frame_encoder_create(&(wk_eth_snappy_frame_encoder_params){&a}, &e);
     REQUIRE(d && enc);
     size_t created = cnt.peak;
     CHECKF(created < 300 * 1024, "decoder + encoder: %zu bytes", created);
@@ -1350,7 +1363,7 @@ static void test_memory(void)
             wk_result r;
             do {
                 wk_out o = {wire, min_sz(wn + rng() % 80000, 400000), wn};
-                r = wk_eth_snappy_frame_encode(enc, &o, &in, fl, &e);
+                r = frame_encode_step(enc, &in, &o, fl, &e);
                 wn = o.pos;
             } while (r == WK_NEED_OUTPUT);
             ip = in.pos;
@@ -1363,23 +1376,23 @@ static void test_memory(void)
             wk_in in = {wire, min_sz(wp + 1 + rng() % 90000, wn), wp};
             do {
                 wk_out o = {back, min_sz(bn + rng() % 70000, n), bn};
-                r = wk_eth_snappy_frame_decode(d, &o, &in, &e);
+                r = wk_eth_snappy_frame_decode(d, &in, &o, &e);
                 bn = o.pos;
             } while (r == WK_NEED_OUTPUT);
             wp = in.pos;
         }
-        CHECK(r == WK_NEED_INPUT && wk_eth_snappy_frame_decoder_finish(d, &e) == WK_OK && bn == n &&
+        CHECK(r == WK_NEED_INPUT && frame_finish(d, &e) == WK_OK && bn == n &&
               memcmp(back, src, n) == 0);
     }
     CHECKF(cnt.peak == created && cnt.count == 2, "peak %zu, created %zu, %llu allocations",
            cnt.peak, created, (unsigned long long)cnt.count);
-    wk_eth_snappy_frame_decoder_free(d);
-    wk_eth_snappy_frame_encoder_free(enc);
+    wk_eth_snappy_frame_decoder_destroy(d);
+    wk_eth_snappy_frame_encoder_destroy(enc);
     CHECK(cnt.current == 0);
     /* a failing allocation: NULL and NOMEM */
     cnt.limit = 1000;
-    CHECK(wk_eth_snappy_frame_decoder_create(&a, &e) == NULL && e.code == WK_ERR_NOMEM);
-    CHECK(wk_eth_snappy_frame_encoder_create(&a, &e) == NULL && e.code == WK_ERR_NOMEM);
+    CHECK(wk_eth_snappy_frame_decoder_create(&(wk_eth_snappy_frame_decoder_params){&a}, &e) == NULL && e.code == WK_ERR_NOMEM);
+    CHECK(wk_eth_snappy_frame_encoder_create(&(wk_eth_snappy_frame_encoder_params){&a}, &e) == NULL && e.code == WK_ERR_NOMEM);
     free(src);
     free(wire);
     free(back);
