@@ -242,8 +242,9 @@ static void op_wk_block_encode(void *c)
 {
     block_job *j = c;
     wk_error err;
-    if (wk_eth_snappy_block_encode(j->raw, j->n, j->enc, j->enc_cap, &j->enc_len, &err) != WK_OK)
-        die(err.msg);
+    wk_out out = {j->enc, j->enc_cap, 0};
+    if (wk_eth_snappy_block_encode(j->raw, j->n, &out, &err) != WK_DONE) die(err.msg);
+    j->enc_len = out.pos;
 }
 static void op_lib_block_encode(void *c)
 {
@@ -257,9 +258,9 @@ static void op_wk_block_decode(void *c)
 {
     block_job *j = c;
     wk_error err;
-    size_t len;
-    if (wk_eth_snappy_block_decode(j->comp, j->comp_len, WK_ETH_SNAPPY_BLOCK_MAX, j->out, j->n, &len,
-                               &err) != WK_OK)
+    wk_in in = {j->comp, j->comp_len, 0};
+    wk_out out = {j->out, j->n, 0};
+    if (wk_eth_snappy_block_decode(&in, WK_ETH_SNAPPY_BLOCK_MAX, &out, &err) != WK_DONE)
         die(err.msg);
 }
 static void op_lib_block_decode(void *c)
@@ -343,8 +344,9 @@ static void op_wk_frame_encode_all(void *c)
 {
     frame_job *j = c;
     wk_error err;
-    if (wk_eth_snappy_frame_encode_all(j->raw, j->n, j->enc, j->stream_cap, &j->enc_len, &err) != WK_OK)
-        die(err.msg);
+    wk_out out = {j->enc, j->stream_cap, 0};
+    if (wk_eth_snappy_frame_encode_all(j->raw, j->n, &out, &err) != WK_DONE) die(err.msg);
+    j->enc_len = out.pos;
 }
 /* The baseline compressor: every piece into one reused (cache-hot) block buffer. */
 static void op_lib_pieces_compress(void *c)
@@ -715,8 +717,8 @@ int main(int argc, char **argv)
     size_t maxn = 0;
     for (size_t i = 0; i < nds; i++)
         if (ds[i].n > maxn) maxn = ds[i].n;
-    size_t enc_cap = (size_t)wk_eth_snappy_max_compressed_len(maxn);
-    size_t stream_cap = (size_t)wk_eth_snappy_frame_max_encoded_len(maxn) + PIECE;
+    size_t enc_cap = (size_t)wk_eth_snappy_block_max_size(maxn);
+    size_t stream_cap = (size_t)wk_eth_snappy_frame_max_size(maxn) + PIECE;
     uint8_t *comp_buf = xmalloc(enc_cap),
             *enc = xmalloc(enc_cap > stream_cap ? enc_cap : stream_cap);
     uint8_t *enc2 = xmalloc(enc_cap), *out = xmalloc(maxn + 2 * PIECE);
@@ -824,7 +826,7 @@ int main(int argc, char **argv)
     wk_eth_snappy_frame_encoder *fe = wk_eth_snappy_frame_encoder_create(NULL, &err);
     wk_eth_snappy_frame_decoder *fd = wk_eth_snappy_frame_decoder_create(NULL, &err);
     if (!fe || !fd) die("framing create");
-    size_t stride = (size_t)wk_eth_snappy_max_compressed_len(PIECE);
+    size_t stride = (size_t)wk_eth_snappy_block_max_size(PIECE);
     size_t max_pieces = (maxn + PIECE - 1) / PIECE;
     uint8_t *blocks = xmalloc(max_pieces * stride);
     size_t *block_len = xmalloc(max_pieces * sizeof *block_len);

@@ -89,9 +89,8 @@ int eth_fail_status(const wk_error *err, int status)
     return status;
 }
 
-int eth_fail_local(wk_error *err)
+int eth_fail_local(const wk_error *err)
 {
-    err->category = WK_CAT_INTEGRATION;
     return eth_fail_status(err, WK_EXIT_USAGE);
 }
 
@@ -149,16 +148,17 @@ static int snappy_compress_block(void)
                      (unsigned long)WK_ETH_SNAPPY_BLOCK_MAX);
         return eth_fail_local(&err);
     }
-    size_t cap = (size_t)wk_eth_snappy_max_compressed_len(n), out_len = 0;
+    size_t cap = (size_t)wk_eth_snappy_block_max_size(n);
     uint8_t *dst = malloc(cap);
+    wk_out out = {dst, cap, 0};
     int rc;
     if (!dst) {
         fprintf(stderr, "WK_ERR_NOMEM: cannot allocate %zu bytes\n", cap);
         rc = WK_EXIT_USAGE;
-    } else if (wk_eth_snappy_block_encode(src, n, dst, cap, &out_len, &err) != WK_OK) {
-        rc = wk_cli_fail(&err);
+    } else if (wk_eth_snappy_block_encode(src, n, &out, &err) != WK_DONE) {
+        rc = eth_fail_local(&err);
     } else {
-        rc = eth_put(dst, out_len);
+        rc = eth_put(dst, out.pos);
     }
     free(src);
     free(dst);

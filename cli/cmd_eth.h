@@ -23,7 +23,7 @@ int eth_fail_shift(wk_error *err, uint64_t shift);
  * imply, e.g. an RLPx frame-size whose frame-data ends early: exit 3). */
 int eth_fail_status(const wk_error *err, int status);
 /* Marks err as a local (Integration) failure and prints it: exit 1. */
-int eth_fail_local(wk_error *err);
+int eth_fail_local(const wk_error *err);
 /* Parses the value of option `name` as a decimal in [min, max]; prints a usage line and returns
  * false on failure. */
 bool eth_u64_opt(const char *name, const char *val, uint64_t min, uint64_t max, uint64_t *out);

@@ -47,15 +47,16 @@ int wk_cli_eth_rlpx_encode(int argc, char **argv)
                      WK_ETH_RLPX_MAX_SEND_DATA);
         return eth_fail_local(&err);
     }
-    size_t cap = (size_t)wk_eth_rlpx_max_encoded_len(n), out_len = 0;
+    size_t cap = (size_t)wk_eth_rlpx_max_size(n);
     uint8_t *dst = malloc(cap);
+    wk_out out = {dst, cap, 0};
     if (!dst) {
         fprintf(stderr, "WK_ERR_NOMEM: cannot allocate %zu bytes\n", cap);
         rc = WK_EXIT_USAGE;
-    } else if (wk_eth_rlpx_encode(msg_id, src, n, compress, dst, cap, &out_len, &err) != WK_OK) {
-        rc = wk_cli_fail(&err);
+    } else if (wk_eth_rlpx_encode(msg_id, src, n, compress, &out, &err) != WK_DONE) {
+        rc = eth_fail_local(&err); /* the sender's refusal: usage exit status */
     } else {
-        rc = eth_put(dst, out_len);
+        rc = eth_put(dst, out.pos);
     }
     free(src);
     free(dst);
@@ -134,7 +135,9 @@ int wk_cli_eth_rlpx_decode(int argc, char **argv)
         fprintf(stderr, "WK_ERR_NOMEM: cannot allocate %zu bytes\n", msg.data_len);
         rc = WK_EXIT_USAGE;
     }
-    if (rc == 0 && wk_eth_rlpx_decode(src + hdr, fd_len, &msg, dst, msg.data_len, &err) != WK_OK)
+    wk_in fd = {src + hdr, fd_len, 0};
+    wk_out mo = {dst, msg.data_len, 0}; /* exactly the parsed length: never NEED_OUTPUT */
+    if (rc == 0 && wk_eth_rlpx_decode(&msg, &fd, &mo, &err) != WK_DONE)
         rc = eth_fail_shift(&err, hdr);
     if (rc == 0 && (rc = eth_put(dst, msg.data_len)) == 0)
         fprintf(stderr, "msg-id %llu\n", (unsigned long long)msg.msg_id);
@@ -181,15 +184,16 @@ int wk_cli_eth_gossip_encode(int argc, char **argv)
                      WK_ETH_SSZ_MAX_PAYLOAD_SIZE);
         return eth_fail_local(&err);
     }
-    size_t cap = (size_t)wk_eth_snappy_max_compressed_len(n), out_len = 0;
+    size_t cap = (size_t)wk_eth_snappy_block_max_size(n);
     uint8_t *dst = malloc(cap);
+    wk_out out = {dst, cap, 0};
     if (!dst) {
         fprintf(stderr, "WK_ERR_NOMEM: cannot allocate %zu bytes\n", cap);
         rc = WK_EXIT_USAGE;
-    } else if (wk_eth_gossip_encode(src, n, &b, dst, cap, &out_len, &err) != WK_OK) {
-        rc = wk_cli_fail(&err);
+    } else if (wk_eth_gossip_encode(src, n, &b, &out, &err) != WK_DONE) {
+        rc = eth_fail_local(&err); /* the sender's refusal: usage exit status */
     } else {
-        rc = eth_put(dst, out_len);
+        rc = eth_put(dst, out.pos);
     }
     free(src);
     free(dst);
@@ -257,16 +261,18 @@ int wk_cli_eth_gossip_decode(int argc, char **argv)
     }
     uint64_t declared = 0;
     uint8_t *dst = NULL;
-    size_t out_len = 0;
+    wk_in in = {src, n, 0};
+    wk_out out = {NULL, 0, 0};
     if (wk_eth_gossip_peek(src, n, &b, &declared, &err) != WK_OK) {
         rc = wk_cli_fail(&err);
     } else if (!(dst = malloc(declared ? (size_t)declared : 1))) {
         fprintf(stderr, "WK_ERR_NOMEM: cannot allocate %llu bytes\n", (unsigned long long)declared);
         rc = WK_EXIT_USAGE;
-    } else if (wk_eth_gossip_decode(src, n, &b, dst, (size_t)declared, &out_len, &err) != WK_OK) {
+    } else if (out = (wk_out){dst, (size_t)declared, 0},
+               wk_eth_gossip_decode(&in, &b, &out, &err) != WK_DONE) {
         rc = wk_cli_fail(&err);
     } else {
-        rc = eth_put(dst, out_len);
+        rc = eth_put(dst, out.pos);
     }
     free(src);
     free(dst);

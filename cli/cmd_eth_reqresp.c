@@ -53,16 +53,17 @@ int wk_cli_eth_reqresp_encode(int argc, char **argv)
                      "SSZ bytes above MAX_PAYLOAD_SIZE (%u)", WK_ETH_SSZ_MAX_PAYLOAD_SIZE);
         return eth_fail_local(&err);
     }
-    size_t cap = (size_t)wk_eth_rr_max_chunk_len(n), out_len = 0;
+    size_t cap = (size_t)wk_eth_rr_chunk_max_size(n);
     uint8_t *dst = malloc(cap);
+    wk_out out = {dst, cap, 0};
     if (!dst) {
         fprintf(stderr, "WK_ERR_NOMEM: cannot allocate %zu bytes\n", cap);
         rc = WK_EXIT_USAGE;
-    } else if (wk_eth_rr_encode(has_result ? (int)result : -1, has_context ? context : NULL, src, n, dst,
-                            cap, &out_len, &err) != WK_OK) {
-        rc = wk_cli_fail(&err);
+    } else if (wk_eth_rr_encode(has_result ? (int)result : -1, has_context ? context : NULL, src, n,
+                                &out, &err) != WK_DONE) {
+        rc = eth_fail_local(&err); /* the sender's refusal: usage exit status */
     } else {
-        rc = eth_put(dst, out_len);
+        rc = eth_put(dst, out.pos);
     }
     free(src);
     free(dst);

@@ -40,6 +40,24 @@
 #include "fuzz_check.h"
 #include "eth_ref.h"
 
+/* An encoder's answer in the terms of the checks below: WK_OK (written; *len = the bytes),
+ * ENC_NO_ROOM (WK_NEED_OUTPUT with the view untouched), or the error's code. VIEW(dst, cap) is the
+ * view the call writes into. */
+#define ENC_NO_ROOM ((wk_code)65535)
+static wk_out enc_view;
+#define VIEW(dst, cap) (enc_view = (wk_out){(dst), (cap), 0}, &enc_view)
+static wk_in dec_in;
+#define IN(p, n) (dec_in = (wk_in){(p), (n), 0}, &dec_in)
+static wk_code enc_out(wk_result r, size_t *len, const wk_error *e)
+{
+    if (r == WK_DONE) {
+        if (len) *len = enc_view.pos;
+        return WK_OK;
+    }
+    if (r == WK_NEED_OUTPUT) return enc_view.pos == 0 ? ENC_NO_ROOM : WK_ERR_STATE;
+    return e->code;
+}
+
 static const uint64_t max_datas[8] = {0, 1, 16, 255, 4096, 65536, 16777215, 16777216};
 static const unsigned depths[16] = {0, 1, 2, 3, 4, 5, 8, 16, 32, 64, 100, 255, 256, 257, 4096,
                                     UINT_MAX};
@@ -172,8 +190,8 @@ static size_t enc_cap;
 /* Encodes (id, msg-data) as a frame and reads it back. */
 static void re_encode(uint64_t id, const uint8_t *md, size_t len, bool compress)
 {
-    uint64_t need = wk_eth_rlpx_max_encoded_len(len);
-    CHECK(need == 3 + WK_ETH_RLP_UINT_MAX_LEN + wk_eth_snappy_max_compressed_len(len));
+    uint64_t need = wk_eth_rlpx_max_size(len);
+    CHECK(need == 3 + WK_ETH_RLP_UINT_MAX_LEN + wk_eth_snappy_block_max_size(len));
     if (need > enc_cap) {
         free(enc_buf);
         enc_cap = (size_t)need;
@@ -182,7 +200,7 @@ static void re_encode(uint64_t id, const uint8_t *md, size_t len, bool compress)
     }
     wk_error e;
     size_t flen = 0;
-    CHECK(wk_eth_rlpx_encode(id, md, len, compress, enc_buf, (size_t)need, &flen, &e) == WK_OK);
+    CHECK(enc_out(wk_eth_rlpx_encode(id, md, len, compress, VIEW(enc_buf, (size_t)need), &e), &flen, &e) == WK_OK);
     CHECK(flen >= 4 && flen <= need);
     size_t fs = (size_t)enc_buf[0] << 16 | (size_t)enc_buf[1] << 8 | enc_buf[2];
     CHECK(fs == flen - 3);
@@ -192,7 +210,7 @@ static void re_encode(uint64_t id, const uint8_t *md, size_t len, bool compress)
     CHECK(m.compressed == (compress && id != WK_ETH_RLPX_MSG_HELLO));
     if (!m.compressed)
         CHECK(m.wire_len == len && (len == 0 || memcmp(enc_buf + 3 + m.data_offset, md, len) == 0));
-    CHECK(wk_eth_rlpx_decode(enc_buf + 3, fs, &m, re_buf, OUT_CAP, &e) == WK_OK);
+    CHECK(enc_out(wk_eth_rlpx_decode(&m, IN(enc_buf + 3, fs), VIEW(re_buf, OUT_CAP), &e), NULL, &e) == WK_OK);
     CHECK(len == 0 || memcmp(re_buf, md, len) == 0);
 }
 
@@ -276,10 +294,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (m.data_len > 0) {
         wk_error ea;
-        CHECK(wk_eth_rlpx_decode(fd, n, &m, out_buf, m.data_len - 1, &ea) == WK_ERR_ARG);
+        CHECK(enc_out(wk_eth_rlpx_decode(&m, IN(fd, n), VIEW(out_buf, m.data_len - 1), &ea), NULL, &ea) == ENC_NO_ROOM);
     }
     wk_error ed;
-    wk_code d = wk_eth_rlpx_decode(fd, n, &m, out_buf, OUT_CAP, &ed);
+    wk_code d = enc_out(wk_eth_rlpx_decode(&m, IN(fd, n), VIEW(out_buf, OUT_CAP), &ed), NULL, &ed);
     CHECK(d != WK_ERR_BACKEND);
     if (m.compressed) {
         wk_error ev;

@@ -70,8 +70,9 @@ uint32_t wk_eth_snappy_unmask_crc(uint32_t masked);
 #define WK_ETH_SNAPPY_PREAMBLE_MAX 5           /* bytes of the preamble varint */
 #define WK_ETH_SNAPPY_BLOCK_MAX 0xFFFFFFFFu    /* largest declared length */
 
-/* Worst-case compressed size of n input bytes: 32 + n + n / 6 (floor). */
-uint64_t wk_eth_snappy_max_compressed_len(uint64_t n);
+/* Worst-case compressed size of n input bytes (the spec's max_compressed_len): 32 + n + n / 6
+ * (floor); the room wk_eth_snappy_block_encode asks for. */
+uint64_t wk_eth_snappy_block_max_size(uint64_t n);
 
 /* Reads the preamble of src[0..n): *declared = the declared uncompressed length, *preamble_len =
  * its size in bytes (either may be NULL). Errors: SNAPPY_ERR_TRUNCATED (input ends inside it,
@@ -88,14 +89,16 @@ wk_code wk_eth_snappy_block_peek(const uint8_t *src, size_t n, uint64_t max_out,
 wk_code wk_eth_snappy_block_validate(const uint8_t *src, size_t n, uint64_t max_out, uint64_t *declared,
                                  wk_error *err);
 
-/* Decodes the whole block src[0..n) (not overlapping dst) into dst (caller-owned, dst_cap bytes)
- * in one pass with our validating decoder, after the preamble check against max_out. *out_len =
- * the declared length on success. dst_cap below the declared length is WK_ERR_ARG (Integration).
- * On failure the error is the one wk_eth_snappy_block_validate reports (same code, same offset);
- * dst[0..declared) is then unspecified. Reads nothing outside src[0..n) and writes nothing
- * outside dst[0..declared), on every kernel. */
-wk_code wk_eth_snappy_block_decode(const uint8_t *src, size_t n, uint64_t max_out, uint8_t *dst,
-                               size_t dst_cap, size_t *out_len, wk_error *err);
+/* Decodes the whole block in->src[in->pos..in->size) (the caller's, not overlapping out) into
+ * out->dst + out->pos (the caller's view) in one pass with our validating decoder, after the
+ * preamble check against max_out. WK_DONE: in->pos = in->size, out->pos moved by the declared
+ * length. WK_NEED_OUTPUT (nothing read or written; in and out untouched) when the view holds less
+ * than the declared length (wk_eth_snappy_block_peek tells it first). WK_ERROR (in and out->pos
+ * untouched): the error wk_eth_snappy_block_validate reports (same code, same offset, counted from
+ * in->src + in->pos); the view's bytes up to the declared length are then unspecified. Reads nothing
+ * outside the input and writes nothing outside out->dst[out->pos..out->pos+declared), on every
+ * kernel. Allocates nothing. */
+wk_result wk_eth_snappy_block_decode(wk_in *in, uint64_t max_out, wk_out *out, wk_error *err);
 
 /* As wk_eth_snappy_block_decode, allocating exactly the declared length through `allocator` (NULL =
  * malloc) only after the preamble check. On success *out (caller frees with the same allocator;
@@ -104,11 +107,13 @@ wk_code wk_eth_snappy_block_decode_alloc(const uint8_t *src, size_t n, uint64_t 
                                      const wk_allocator *allocator, uint8_t **out, size_t *out_len,
                                      wk_error *err);
 
-/* Compresses src[0..n) as one block with libsnappy into dst (dst_cap must be at least
- * wk_eth_snappy_max_compressed_len(n), else WK_ERR_ARG); *out_len = bytes written. n above 2^32-1 is
- * WK_ERR_ARG. */
-wk_code wk_eth_snappy_block_encode(const uint8_t *src, size_t n, uint8_t *dst, size_t dst_cap,
-                               size_t *out_len, wk_error *err);
+/* Compresses src[0..n) (the caller's) as one block with libsnappy at out->dst + out->pos (the
+ * caller's view). WK_DONE: out->pos moved past the block. WK_NEED_OUTPUT (the view and its bytes
+ * untouched) when the room is below wk_eth_snappy_block_max_size(n): libsnappy writes only into
+ * its worst case of room. WK_ERROR: WK_ERR_ARG (n above 2^32-1, or no view) whatever the room,
+ * WK_ERR_BACKEND. Allocates nothing itself; libsnappy allocates its working memory through C++
+ * operator new (the documented exception to the allocator rule). */
+wk_result wk_eth_snappy_block_encode(const uint8_t *src, size_t n, wk_out *out, wk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
  * Snappy framing format (spec 2)
@@ -211,14 +216,15 @@ wk_result wk_eth_snappy_frame_encoder_flush(wk_eth_snappy_frame_encoder *e, wk_i
  * WK_ERR_STATE (not sticky: flush until WK_DONE first), or the sticky error. Writes nothing. */
 wk_result wk_eth_snappy_frame_encoder_finish(wk_eth_snappy_frame_encoder *e, const wk_in *rest,
                                              wk_error *err);
-/* Largest framed encoding of n bytes: 0 for n == 0, else 10 + n + 8 per 65536-byte piece. */
-uint64_t wk_eth_snappy_frame_max_encoded_len(uint64_t n);
-/* One-shot framing of src[0..n) into dst (dst_cap >= wk_eth_snappy_frame_max_encoded_len(n), else
- * WK_ERR_ARG); *out_len = bytes written, the same bytes the streaming encoder writes. Allocates
- * nothing (a piece without room for libsnappy's worst case in dst is compressed through a 75 KiB
- * stack buffer). */
-wk_code wk_eth_snappy_frame_encode_all(const uint8_t *src, size_t n, uint8_t *dst, size_t dst_cap,
-                                   size_t *out_len, wk_error *err);
+/* Largest framed encoding of n bytes: 0 for n == 0, else 10 + n + 8 per 65536-byte piece (the room
+ * wk_eth_snappy_frame_encode_all asks for). */
+uint64_t wk_eth_snappy_frame_max_size(uint64_t n);
+/* One-shot framing of src[0..n) (the caller's) at out->dst + out->pos: the same bytes the
+ * streaming encoder writes. WK_DONE: out->pos moved past the stream. WK_NEED_OUTPUT (view
+ * untouched) when the room is below wk_eth_snappy_frame_max_size(n); WK_ERROR: WK_ERR_ARG (NULL
+ * input with n > 0, no view), WK_ERR_BACKEND. Allocates nothing (a piece without room for
+ * libsnappy's worst case in the view is compressed through a 75 KiB stack buffer). */
+wk_result wk_eth_snappy_frame_encode_all(const uint8_t *src, size_t n, wk_out *out, wk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
  * RLP subset (spec 3)
@@ -283,18 +289,26 @@ typedef struct wk_eth_rlpx_message {
  * WK_ETH_RLPX_DEFAULT_MAX_DATA); uncompressed msg-data above max_data is RLPX_ERR_TOO_LARGE too. */
 wk_code wk_eth_rlpx_parse(const uint8_t *fd, size_t n, bool compressed, uint64_t max_data,
                       wk_eth_rlpx_message *msg, wk_error *err);
-/* Writes msg-data (msg->data_len bytes) of the frame-data parsed into *msg to dst (dst_cap >=
- * data_len, else WK_ERR_ARG). Snappy errors as wk_eth_snappy_block_decode, offsets relative to fd. */
-wk_code wk_eth_rlpx_decode(const uint8_t *fd, size_t n, const wk_eth_rlpx_message *msg, uint8_t *dst,
-                       size_t dst_cap, wk_error *err);
-/* Bytes wk_eth_rlpx_encode may write for msg-data of n bytes (3 + 9 + max_compressed_len(n)). */
-uint64_t wk_eth_rlpx_max_encoded_len(uint64_t n);
+/* Writes msg-data (msg->data_len bytes) of the frame-data in->src[in->pos..in->size) (the
+ * caller's; parsed into *msg by wk_eth_rlpx_parse) at out->dst + out->pos (the caller's view).
+ * WK_DONE: in->pos = in->size, out->pos moved by msg->data_len. WK_NEED_OUTPUT (in and out
+ * untouched) when the view holds less than msg->data_len. WK_ERROR (in and out->pos untouched):
+ * snappy errors as wk_eth_snappy_block_decode, offsets from the frame-data's first byte; WK_ERR_ARG
+ * when *msg does not describe this frame-data. Allocates nothing. */
+wk_result wk_eth_rlpx_decode(const wk_eth_rlpx_message *msg, wk_in *in, wk_out *out, wk_error *err);
+/* Most bytes wk_eth_rlpx_encode may write for msg-data of n bytes (3 + 9 + max_compressed_len(n)).
+ * It asks for exactly 3 + id + n bytes of room for a plain message, and 3 + id +
+ * wk_eth_snappy_block_max_size(n) for a compressed one. */
+uint64_t wk_eth_rlpx_max_size(uint64_t n);
 /* Writes frame-size (3 bytes, big-endian) || frame-data for message msg_id with msg-data
- * data[0..n) to dst; `compress` selects snappy (ignored for Hello, always plain). *out_len = 3 +
- * frame-size. RLPX_ERR_TOO_LARGE (n > 16777215) and RLPX_ERR_FRAME_SIZE (frame-data > 16777215)
- * are Integration errors here; dst_cap < wk_eth_rlpx_max_encoded_len(n) is WK_ERR_ARG. */
-wk_code wk_eth_rlpx_encode(uint64_t msg_id, const uint8_t *data, size_t n, bool compress, uint8_t *dst,
-                       size_t dst_cap, size_t *out_len, wk_error *err);
+ * data[0..n) (the caller's) at out->dst + out->pos; `compress` selects snappy (ignored for Hello,
+ * always plain). WK_DONE: out->pos moved by 3 + frame-size. WK_NEED_OUTPUT (view untouched) when
+ * the room is short (see wk_eth_rlpx_max_size). WK_ERROR, whatever the room: RLPX_ERR_TOO_LARGE
+ * (n > 16777215), RLPX_ERR_FRAME_SIZE (frame-data > 16777215; for a compressed message known only
+ * once compressed), WK_ERR_ARG, WK_ERR_BACKEND. The category is the code's own (the CLI reports
+ * these refusals with its usage exit status). */
+wk_result wk_eth_rlpx_encode(uint64_t msg_id, const uint8_t *data, size_t n, bool compress,
+                             wk_out *out, wk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
  * Consensus constants and the SSZ length bounds (spec 5.1, 6.3)
@@ -323,14 +337,18 @@ typedef struct wk_eth_ssz_bounds {
  * *declared = the SSZ length. Decodes nothing. */
 wk_code wk_eth_gossip_peek(const uint8_t *data, size_t n, const wk_eth_ssz_bounds *bounds,
                        uint64_t *declared, wk_error *err);
-/* wk_eth_gossip_peek, then decodes the block into dst (dst_cap >= declared, else WK_ERR_ARG). */
-wk_code wk_eth_gossip_decode(const uint8_t *data, size_t n, const wk_eth_ssz_bounds *bounds, uint8_t *dst,
-                         size_t dst_cap, size_t *out_len, wk_error *err);
-/* Compresses SSZ bytes ssz[0..n) for publishing after the sender checks (n within bounds and
- * MAX_PAYLOAD_SIZE: SSZSNAPPY_ERR_LENGTH_BOUNDS / SNAPPY_ERR_TOO_LARGE as Integration errors).
- * dst_cap >= wk_eth_snappy_max_compressed_len(n). */
-wk_code wk_eth_gossip_encode(const uint8_t *ssz, size_t n, const wk_eth_ssz_bounds *bounds, uint8_t *dst,
-                         size_t dst_cap, size_t *out_len, wk_error *err);
+/* wk_eth_gossip_peek of Message.data in->src[in->pos..in->size), then wk_eth_snappy_block_decode
+ * of it into the view `out` with the declared length as the limit: WK_DONE (in consumed, out->pos
+ * moved by the SSZ length), WK_NEED_OUTPUT (in and out untouched) or WK_ERROR (the peek's or the
+ * block's error; in untouched). */
+wk_result wk_eth_gossip_decode(wk_in *in, const wk_eth_ssz_bounds *bounds, wk_out *out,
+                               wk_error *err);
+/* Compresses SSZ bytes ssz[0..n) (the caller's) for publishing at out->dst + out->pos, after the
+ * sender checks, made whatever the room: n within bounds and MAX_PAYLOAD_SIZE, else WK_ERROR with
+ * SSZSNAPPY_ERR_LENGTH_BOUNDS / SNAPPY_ERR_TOO_LARGE. WK_NEED_OUTPUT (view untouched) when the
+ * room is below wk_eth_snappy_block_max_size(n); WK_DONE: out->pos moved past the block. */
+wk_result wk_eth_gossip_encode(const uint8_t *ssz, size_t n, const wk_eth_ssz_bounds *bounds,
+                               wk_out *out, wk_error *err);
 /* The gossipsub message-id of Message.data[0..n) (spec 5.4): SHA-256 (OpenSSL) of domain ||
  * [uint64_le(topic_len) || topic, when topic != NULL (Altair and later)] || payload, first 20
  * bytes; payload and domain are the decompressed bytes and 01000000 when data passes
@@ -430,14 +448,17 @@ wk_result wk_eth_rr_reader_finish(wk_eth_rr_reader *r, const wk_in *rest, wk_err
 /* Bytes consumed so far. */
 uint64_t wk_eth_rr_reader_consumed(const wk_eth_rr_reader *r);
 
-/* Largest encoding of one chunk with an n-byte payload: 1 + 4 + 10 + frame bound. */
-uint64_t wk_eth_rr_max_chunk_len(uint64_t n);
+/* Largest encoding of one chunk with an n-byte payload: 1 + 4 + 10 + frame bound (the room
+ * wk_eth_rr_encode asks for). */
+uint64_t wk_eth_rr_chunk_max_size(uint64_t n);
 /* Writes one request payload (result < 0) or one response chunk: [result byte] [context bytes
- * when result == 0 and context != NULL] varint(n) framed(ssz[0..n)) into dst (dst_cap >=
- * wk_eth_rr_max_chunk_len(n), else WK_ERR_ARG). n above MAX_PAYLOAD_SIZE, or above 256 for an error
- * chunk, is refused (SSZSNAPPY_ERR_LENGTH_BOUNDS / RESP_ERR_ERRMSG_TOO_LONG, Integration). */
-wk_code wk_eth_rr_encode(int result, const uint8_t *context, const uint8_t *ssz, size_t n, uint8_t *dst,
-                     size_t dst_cap, size_t *out_len, wk_error *err);
+ * when result == 0 and context != NULL] varint(n) framed(ssz[0..n)) at out->dst + out->pos (the
+ * caller's buffers). WK_DONE: out->pos moved past the chunk. WK_NEED_OUTPUT (view untouched) when
+ * the room is below wk_eth_rr_chunk_max_size(n). WK_ERROR, whatever the room: WK_ERR_ARG (result
+ * above 255, NULL payload, no view), SSZSNAPPY_ERR_LENGTH_BOUNDS (n above MAX_PAYLOAD_SIZE),
+ * RESP_ERR_ERRMSG_TOO_LONG (above 256 for an error chunk), WK_ERR_BACKEND. */
+wk_result wk_eth_rr_encode(int result, const uint8_t *context, const uint8_t *ssz, size_t n,
+                           wk_out *out, wk_error *err);
 
 #ifdef __cplusplus
 }

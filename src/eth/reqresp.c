@@ -55,6 +55,7 @@ struct wk_eth_rr_reader {
     wk_eth_ssz_bounds bounds;   /* bounds of the current chunk */
     uint8_t ctx_have;       /* context bytes read */
     uint8_t vi_len;         /* varint bytes read */
+    uint8_t vi_buf[WK_ETH_UVARINT_MAX_LEN]; /* and the bytes themselves */
     uint64_t vi_value;
     uint64_t prefix_start;  /* stream offset of the varint's first byte */
     uint64_t payload_start; /* stream offset of the first framed byte */
@@ -177,29 +178,32 @@ static bool rr_prefix_done(wk_eth_rr_reader *r, wk_error *err)
     return true;
 }
 
-/* Reads one prefix byte. False on failure. */
+/* Reads one prefix byte: the bytes so far collect in vi_buf (at most 10) and are read through
+ * the common cursor's LEB128 (minimal form unless options.allow_nonminimal; spec 6.3). False on
+ * failure. */
 static bool rr_varint_byte(wk_eth_rr_reader *r, uint8_t b, wk_error *err)
 {
     uint64_t at = r->consumed; /* offset of b */
     if (r->vi_len == 0) r->prefix_start = at;
-    unsigned k = r->vi_len++;
+    r->vi_buf[r->vi_len++] = b;
     r->consumed++;
-    if (k == WK_ETH_UVARINT_MAX_LEN - 1) { /* the 10th byte */
-        /* only bit 63 is left for its value bits (checked first, as eth_internal.h's
-         * wk_leb128_read does); a continuation bit announces an 11th byte */
-        if ((b & 0x7f) > 0x01)
-            return rr_failed(r, err, WK_ERR_SSZSNAPPY_VARINT_OVERFLOW, at,
-                             "length prefix above 2^64-1");
-        if (b & 0x80)
-            return rr_failed(r, err, WK_ERR_SSZSNAPPY_VARINT_TOO_LONG, at,
-                             "length prefix longer than 10 bytes");
-    }
-    r->vi_value |= (uint64_t)(b & 0x7f) << (7 * k);
-    if (b & 0x80) return true;
-    if (k > 0 && b == 0 && !r->opt.allow_nonminimal)
+    wk_cursor c = wk_cursor_make(r->vi_buf, r->vi_len);
+    wk_varint_form form = r->opt.allow_nonminimal ? WK_VARINT_ANY_FORM : WK_VARINT_MINIMAL;
+    switch (wk_cursor_leb128(&c, WK_ETH_UVARINT_MAX_LEN, form, &r->vi_value, NULL)) {
+    case WK_CURSOR_OK:
+        return rr_prefix_done(r, err);
+    case WK_CURSOR_TRUNCATED:
+        return true; /* more prefix bytes to come (never more than 10: judged at the 10th) */
+    case WK_CURSOR_OVERFLOW:
+        return rr_failed(r, err, WK_ERR_SSZSNAPPY_VARINT_OVERFLOW, at, "length prefix above 2^64-1");
+    case WK_CURSOR_TOO_LONG:
+        return rr_failed(r, err, WK_ERR_SSZSNAPPY_VARINT_TOO_LONG, at,
+                         "length prefix longer than 10 bytes");
+    case WK_CURSOR_NONMINIMAL:
+    default:
         return rr_failed(r, err, WK_ERR_SSZSNAPPY_VARINT_NONMINIMAL, at,
                          "length prefix not minimally encoded");
-    return rr_prefix_done(r, err);
+    }
 }
 
 /* Maps a framing decoder error (offsets relative to the payload) to the stream. */
@@ -208,8 +212,11 @@ static wk_result rr_fail_decoder(wk_eth_rr_reader *r, wk_error *err, const wk_er
     r->error = *de;
     if (r->error.has_offset) r->error.offset += r->payload_start;
     if (r->error.code == WK_ERR_FRAME_TRUNCATED) {
-        r->error.code = WK_ERR_SSZSNAPPY_EARLY_EOF;
-        r->error.category = wk_code_category(WK_ERR_SSZSNAPPY_EARLY_EOF);
+        /* the framing's truncation is the stream's early EOF: a new code, set afresh (the
+         * category from the table), the decoder's message and offset kept */
+        wk_error e = r->error;
+        wk_error_set(&r->error, WK_ERR_SSZSNAPPY_EARLY_EOF, e.has_offset ? e.offset : WK_NO_OFFSET,
+                     "%s", e.msg);
     }
     r->state = RS_FAILED;
     if (err) *err = r->error;
@@ -394,32 +401,32 @@ wk_result wk_eth_rr_reader_finish(wk_eth_rr_reader *r, const wk_in *rest, wk_err
 /* ---------------------------------------------------------------------------------------------
  * Encoder
  * ------------------------------------------------------------------------------------------- */
-uint64_t wk_eth_rr_max_chunk_len(uint64_t n)
+uint64_t wk_eth_rr_chunk_max_size(uint64_t n)
 {
-    return 1 + WK_ETH_RR_CONTEXT_LEN + WK_ETH_UVARINT_MAX_LEN + wk_eth_snappy_frame_max_encoded_len(n);
+    return 1 + WK_ETH_RR_CONTEXT_LEN + WK_ETH_UVARINT_MAX_LEN + wk_eth_snappy_frame_max_size(n);
 }
 
-/* A local (Integration) failure of the encoder. */
-static wk_code rr_enc_fail(wk_error *err, wk_code code, const char *msg)
+/* A refusal of the encoder (the code's own category, from the table). */
+static wk_result rr_enc_fail(wk_error *err, wk_code code, const char *msg)
 {
     wk_error_set(err, code, WK_NO_OFFSET, "%s", msg);
-    if (err) err->category = WK_CAT_INTEGRATION;
-    return code;
+    return WK_ERROR;
 }
 
-wk_code wk_eth_rr_encode(int result, const uint8_t *context, const uint8_t *ssz, size_t n, uint8_t *dst,
-                     size_t dst_cap, size_t *out_len, wk_error *err)
+wk_result wk_eth_rr_encode(int result, const uint8_t *context, const uint8_t *ssz, size_t n,
+                           wk_out *out, wk_error *err)
 {
-    if (result > 255)
-        return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "result code above 255");
-    if (n && !ssz) return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "NULL payload");
+    if (result > 255) return rr_enc_fail(err, WK_ERR_ARG, "result code above 255");
+    if (n && !ssz) return rr_enc_fail(err, WK_ERR_ARG, "NULL payload");
+    if (!out || out->pos > out->size) return rr_enc_fail(err, WK_ERR_ARG, "no output view");
     if (result > 0 && n > WK_ETH_SSZ_ERRMSG_MAX)
         return rr_enc_fail(err, WK_ERR_RESP_ERRMSG_TOO_LONG, "error message longer than 256 bytes");
     if (result <= 0 && n > WK_ETH_SSZ_MAX_PAYLOAD_SIZE)
         return rr_enc_fail(err, WK_ERR_SSZSNAPPY_LENGTH_BOUNDS,
                            "payload longer than MAX_PAYLOAD_SIZE");
-    if (!dst || dst_cap < wk_eth_rr_max_chunk_len(n))
-        return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "output smaller than the chunk bound");
+    size_t dst_cap = out->size - out->pos;
+    if (dst_cap < wk_eth_rr_chunk_max_size(n)) return WK_NEED_OUTPUT;
+    uint8_t *dst = out->dst + out->pos;
     size_t pos = 0;
     if (result >= 0) {
         dst[pos++] = (uint8_t)result;
@@ -430,11 +437,10 @@ wk_code wk_eth_rr_encode(int result, const uint8_t *context, const uint8_t *ssz,
     }
     pos += wk_eth_uvarint_put(n, dst + pos);
     if (n) {
-        size_t framed = 0;
-        wk_code c = wk_eth_snappy_frame_encode_all(ssz, n, dst + pos, dst_cap - pos, &framed, err);
-        if (c != WK_OK) return c;
-        pos += framed;
+        wk_out fo = {dst + pos, dst_cap - pos, 0};
+        if (wk_eth_snappy_frame_encode_all(ssz, n, &fo, err) != WK_DONE) return WK_ERROR;
+        pos += fo.pos;
     }
-    if (out_len) *out_len = pos;
-    return WK_OK;
+    out->pos += pos;
+    return WK_DONE;
 }

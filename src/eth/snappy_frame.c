@@ -11,7 +11,7 @@
 #define T_PADDING 0xfe
 #define T_STREAM_ID 0xff
 #define MAX_SKIPPABLE_LIMIT 0xFFFFFFu
-#define BLOCK_MAX_COMPRESSED 76490u /* wk_eth_snappy_max_compressed_len(65536) */
+#define BLOCK_MAX_COMPRESSED 76490u /* wk_eth_snappy_block_max_size(65536) */
 #define MIN_COMPRESS_LEN 17         /* Go and Rust emit a bare literal below this */
 
 static const uint8_t stream_id_body[6] = {0x73, 0x4e, 0x61, 0x50, 0x70, 0x59}; /* "sNaPpY" */
@@ -421,11 +421,9 @@ static wk_code put_chunk(const uint8_t *src, size_t n, uint8_t *dst, bool with_i
     size_t body = n;
     if (n >= MIN_COMPRESS_LEN) {
         uint8_t *c = cbuf ? cbuf : p + 8;
-        size_t clen = (size_t)wk_eth_snappy_max_compressed_len(n);
+        size_t clen = (size_t)wk_eth_snappy_block_max_size(n);
         if (snappy_compress((const char *)src, n, (char *)c, &clen) != SNAPPY_OK) {
-            wk_error_set(err, WK_ERR_BACKEND, WK_NO_OFFSET, "snappy_compress failed");
-            if (err) err->category = WK_CAT_INTEGRATION;
-            return WK_ERR_BACKEND;
+            return wk_error_set(err, WK_ERR_BACKEND, WK_NO_OFFSET, "snappy_compress failed");
         }
         if (clen < n - n / 8) {
             type = T_COMPRESSED;
@@ -502,7 +500,7 @@ static wk_result enc_step(wk_eth_snappy_frame_encoder *e, wk_in *in, wk_out *out
             /* Fast path: a whole piece from the input straight into the output. */
             size_t n = avail < WK_ETH_SNAPPY_FRAME_MAX_DATA ? avail : WK_ETH_SNAPPY_FRAME_MAX_DATA;
             size_t need = (e->id_written ? 0 : WK_ETH_SNAPPY_FRAME_STREAM_ID_LEN) + 8 +
-                          (size_t)wk_eth_snappy_max_compressed_len(n);
+                          (size_t)wk_eth_snappy_block_max_size(n);
             if (out->size - out->pos >= need) {
                 size_t w;
                 if (put_chunk(in->src + in->pos, n, out->dst + out->pos, !e->id_written, NULL, &w,
@@ -566,7 +564,7 @@ wk_result wk_eth_snappy_frame_encoder_finish(wk_eth_snappy_frame_encoder *e, con
     return WK_DONE;
 }
 
-uint64_t wk_eth_snappy_frame_max_encoded_len(uint64_t n)
+uint64_t wk_eth_snappy_frame_max_size(uint64_t n)
 {
     if (n == 0) return 0;
     uint64_t pieces = n / WK_ETH_SNAPPY_FRAME_MAX_DATA + (n % WK_ETH_SNAPPY_FRAME_MAX_DATA != 0);
@@ -587,26 +585,29 @@ put_chunk_scratch(const uint8_t *src, size_t n, uint8_t *dst, bool with_id, size
     return put_chunk(src, n, dst, with_id, scratch, written, err);
 }
 
-wk_code wk_eth_snappy_frame_encode_all(const uint8_t *src, size_t n, uint8_t *dst, size_t dst_cap,
-                                   size_t *out_len, wk_error *err)
+wk_result wk_eth_snappy_frame_encode_all(const uint8_t *src, size_t n, wk_out *out, wk_error *err)
 {
-    if (dst_cap < wk_eth_snappy_frame_max_encoded_len(n))
-        return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET,
-                            "dst_cap %zu below wk_eth_snappy_frame_max_encoded_len(%zu)", dst_cap, n);
+    if (!out || out->pos > out->size || (n && !src)) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, n && !src ? "NULL input" : "no output view");
+        return WK_ERROR;
+    }
+    size_t dst_cap = out->size - out->pos;
+    if (dst_cap < wk_eth_snappy_frame_max_size(n)) return WK_NEED_OUTPUT;
+    uint8_t *dst = out->dst ? out->dst + out->pos : NULL;
     size_t used = 0;
     for (size_t off = 0; off < n;) {
         size_t m = n - off < WK_ETH_SNAPPY_FRAME_MAX_DATA ? n - off : WK_ETH_SNAPPY_FRAME_MAX_DATA;
         bool first = off == 0;
         size_t need = (first ? WK_ETH_SNAPPY_FRAME_STREAM_ID_LEN : 0) + 8 +
-                      (size_t)wk_eth_snappy_max_compressed_len(m);
+                      (size_t)wk_eth_snappy_block_max_size(m);
         size_t w;
         wk_code c = dst_cap - used >= need
                         ? put_chunk(src + off, m, dst + used, first, NULL, &w, err)
                         : put_chunk_scratch(src + off, m, dst + used, first, &w, err);
-        if (c != WK_OK) return c;
+        if (c != WK_OK) return WK_ERROR;
         used += w;
         off += m;
     }
-    if (out_len) *out_len = used;
-    return WK_OK;
+    out->pos += used;
+    return WK_DONE;
 }

@@ -6,6 +6,24 @@
 #include <wirekit/eth.h>
 #include <openssl/evp.h>
 
+/* An encoder's answer in the terms of the checks below: WK_OK (written; *len = the bytes),
+ * ENC_NO_ROOM (WK_NEED_OUTPUT with the view untouched), or the error's code. VIEW(dst, cap) is the
+ * view the call writes into. */
+#define ENC_NO_ROOM ((wk_code)65535)
+static wk_out enc_view;
+#define VIEW(dst, cap) (enc_view = (wk_out){(dst), (cap), 0}, &enc_view)
+static wk_in dec_in;
+#define IN(p, n) (dec_in = (wk_in){(p), (n), 0}, &dec_in)
+static wk_code enc_out(wk_result r, size_t *len, const wk_error *e)
+{
+    if (r == WK_DONE) {
+        if (len) *len = enc_view.pos;
+        return WK_OK;
+    }
+    if (r == WK_NEED_OUTPUT) return enc_view.pos == 0 ? ENC_NO_ROOM : WK_ERR_STATE;
+    return e->code;
+}
+
 static const char *VEC;
 
 static char *path_of(const char *rel)
@@ -57,7 +75,7 @@ static void test_vectors(void)
                path);
         uint8_t *out = malloc(dlen + 1);
         size_t out_len = 0;
-        wk_code rc = wk_eth_gossip_decode(data, n, NULL, out, dlen, &out_len, &err);
+        wk_code rc = enc_out(wk_eth_gossip_decode(IN(data, n), NULL, VIEW(out, dlen), &err), &out_len, &err);
         CHECKF(rc == WK_OK && out_len == dlen, "%s: %s", path, wk_error_name(rc));
         char hex[65];
         sha256_hex(out, out_len, hex);
@@ -67,26 +85,26 @@ static void test_vectors(void)
         CHECK(wk_eth_gossip_peek(data, n, &exact, NULL, &err) == WK_OK);
         CHECK(wk_eth_gossip_peek(data, n, &above, NULL, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS &&
               err.offset == 0);
-        CHECK(wk_eth_gossip_decode(data, n, &below, out, dlen, &out_len, &err) ==
+        CHECK(enc_out(wk_eth_gossip_decode(IN(data, n), &below, VIEW(out, dlen), &err), &out_len, &err) ==
               WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
-        CHECK(wk_eth_gossip_decode(data, n, NULL, out, dlen - 1, &out_len, &err) == WK_ERR_ARG);
+        CHECK(enc_out(wk_eth_gossip_decode(IN(data, n), NULL, VIEW(out, dlen - 1), &err), &out_len, &err) == ENC_NO_ROOM);
         /* message id: valid, and invalid once the type bound excludes it */
         uint8_t id[WK_ETH_GOSSIP_MESSAGE_ID_LEN];
         bool valid = false;
         CHECK(wk_eth_gossip_message_id(data, n, NULL, 0, NULL, NULL, id, &valid, &err) == WK_OK && valid);
         CHECK(wk_eth_gossip_message_id(data, n, NULL, 0, &above, NULL, id, &valid, &err) == WK_OK && !valid);
         /* a truncated copy is rejected (and is not a valid snappy message) */
-        rc = wk_eth_gossip_decode(data, n - 1, NULL, out, dlen, &out_len, &err);
+        rc = enc_out(wk_eth_gossip_decode(IN(data, n - 1), NULL, VIEW(out, dlen), &err), &out_len, &err);
         CHECKF(rc != WK_OK && err.category == WK_CAT_PEER_PROTOCOL, "%s truncated: %s", path,
                wk_error_name(rc));
         CHECK(wk_eth_gossip_message_id(data, n - 1, NULL, 0, NULL, NULL, id, &valid, &err) == WK_OK && !valid);
         /* re-encode (sender side) and decode back */
-        size_t cap = (size_t)wk_eth_snappy_max_compressed_len(dlen);
+        size_t cap = (size_t)wk_eth_snappy_block_max_size(dlen);
         uint8_t *enc = malloc(cap);
         size_t enc_len = 0;
-        CHECK(wk_eth_gossip_encode(out, dlen, &exact, enc, cap, &enc_len, &err) == WK_OK);
+        CHECK(enc_out(wk_eth_gossip_encode(out, dlen, &exact, VIEW(enc, cap), &err), &enc_len, &err) == WK_OK);
         uint8_t *back = malloc(dlen + 1);
-        CHECK(wk_eth_gossip_decode(enc, enc_len, &exact, back, dlen, &out_len, &err) == WK_OK &&
+        CHECK(enc_out(wk_eth_gossip_decode(IN(enc, enc_len), &exact, VIEW(back, dlen), &err), &out_len, &err) == WK_OK &&
               out_len == dlen && memcmp(back, out, dlen) == 0);
         free(back);
         free(enc);
@@ -103,7 +121,7 @@ static void test_limit_order(void)
 {
     wk_error err;
     uint64_t d = 0;
-    CHECK(wk_eth_snappy_max_compressed_len(WK_ETH_SSZ_MAX_PAYLOAD_SIZE) == WK_ETH_GOSSIP_MAX_COMPRESSED);
+    CHECK(wk_eth_snappy_block_max_size(WK_ETH_SSZ_MAX_PAYLOAD_SIZE) == WK_ETH_GOSSIP_MAX_COMPRESSED);
     size_t big = WK_ETH_GOSSIP_MAX_COMPRESSED + 1; /* 12233419 */
     uint8_t *data = malloc(big);
     REQUIRE(data);
@@ -130,7 +148,7 @@ static void test_limit_order(void)
     CHECK(wk_eth_gossip_peek(data, 4, &small, &d, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
     uint8_t *out = malloc(WK_ETH_SSZ_MAX_PAYLOAD_SIZE);
     size_t out_len;
-    CHECK(wk_eth_gossip_decode(data, 4, NULL, out, WK_ETH_SSZ_MAX_PAYLOAD_SIZE, &out_len, &err) ==
+    CHECK(enc_out(wk_eth_gossip_decode(IN(data, 4), NULL, VIEW(out, WK_ETH_SSZ_MAX_PAYLOAD_SIZE), &err), &out_len, &err) ==
               WK_ERR_SNAPPY_LENGTH_MISMATCH &&
           err.offset == 4);
     /* bounds [100, 200] */
@@ -147,19 +165,18 @@ static void test_limit_order(void)
     CHECK(wk_eth_gossip_peek((const uint8_t *)"\xff\xff\xff\xff\xff\x01", 6, NULL, &d, &err) ==
           WK_ERR_SNAPPY_PREAMBLE);
     /* a block error surfaces with its name and offset */
-    CHECK(wk_eth_gossip_decode((const uint8_t *)"\x05\x00\x61\x0e\x00\x00", 6, NULL, out, 5, &out_len,
-                           &err) == WK_ERR_SNAPPY_BAD_OFFSET &&
+    CHECK(enc_out(wk_eth_gossip_decode(IN((const uint8_t *)"\x05\x00\x61\x0e\x00\x00", 6), NULL, VIEW(out, 5), &err), &out_len, &err) == WK_ERR_SNAPPY_BAD_OFFSET &&
           err.offset == 3);
-    CHECK(wk_eth_gossip_decode((const uint8_t *)"\x00", 1, NULL, out, 0, &out_len, &err) == WK_OK &&
+    CHECK(enc_out(wk_eth_gossip_decode(IN((const uint8_t *)"\x00", 1), NULL, VIEW(out, 0), &err), &out_len, &err) == WK_OK &&
           out_len == 0);
     /* the largest payload round-trips */
     memset(out, 0x5a, WK_ETH_SSZ_MAX_PAYLOAD_SIZE);
-    size_t cap = (size_t)wk_eth_snappy_max_compressed_len(WK_ETH_SSZ_MAX_PAYLOAD_SIZE);
+    size_t cap = (size_t)wk_eth_snappy_block_max_size(WK_ETH_SSZ_MAX_PAYLOAD_SIZE);
     uint8_t *enc = malloc(cap);
     size_t enc_len = 0;
-    CHECK(wk_eth_gossip_encode(out, WK_ETH_SSZ_MAX_PAYLOAD_SIZE, NULL, enc, cap, &enc_len, &err) == WK_OK);
+    CHECK(enc_out(wk_eth_gossip_encode(out, WK_ETH_SSZ_MAX_PAYLOAD_SIZE, NULL, VIEW(enc, cap), &err), &enc_len, &err) == WK_OK);
     memset(out, 0, WK_ETH_SSZ_MAX_PAYLOAD_SIZE);
-    CHECK(wk_eth_gossip_decode(enc, enc_len, NULL, out, WK_ETH_SSZ_MAX_PAYLOAD_SIZE, &out_len, &err) == WK_OK &&
+    CHECK(enc_out(wk_eth_gossip_decode(IN(enc, enc_len), NULL, VIEW(out, WK_ETH_SSZ_MAX_PAYLOAD_SIZE), &err), &out_len, &err) == WK_OK &&
           out_len == WK_ETH_SSZ_MAX_PAYLOAD_SIZE && out[0] == 0x5a && out[out_len - 1] == 0x5a);
     free(enc);
     free(out);
@@ -172,22 +189,21 @@ static void test_encode_checks(void)
     wk_error err;
     size_t n = WK_ETH_SSZ_MAX_PAYLOAD_SIZE + 1;
     uint8_t *src = calloc(1, n);
-    size_t cap = (size_t)wk_eth_snappy_max_compressed_len(n);
+    size_t cap = (size_t)wk_eth_snappy_block_max_size(n);
     uint8_t *dst = malloc(cap);
     size_t out_len = 12345;
-    CHECK(wk_eth_gossip_encode(src, n, NULL, dst, cap, &out_len, &err) == WK_ERR_SNAPPY_TOO_LARGE &&
-          err.category == WK_CAT_INTEGRATION && out_len == 12345);
+    CHECK(enc_out(wk_eth_gossip_encode(src, n, NULL, VIEW(dst, cap), &err), &out_len, &err) == WK_ERR_SNAPPY_TOO_LARGE &&
+          err.category == WK_CAT_PEER_PROTOCOL && out_len == 12345);
     wk_eth_ssz_bounds huge = {0, 20000000}, range = {100, 200};
-    CHECK(wk_eth_gossip_encode(src, n, &huge, dst, cap, &out_len, &err) == WK_ERR_SNAPPY_TOO_LARGE);
-    CHECK(wk_eth_gossip_encode(src, 99, &range, dst, cap, &out_len, &err) ==
+    CHECK(enc_out(wk_eth_gossip_encode(src, n, &huge, VIEW(dst, cap), &err), &out_len, &err) == WK_ERR_SNAPPY_TOO_LARGE);
+    CHECK(enc_out(wk_eth_gossip_encode(src, 99, &range, VIEW(dst, cap), &err), &out_len, &err) ==
               WK_ERR_SSZSNAPPY_LENGTH_BOUNDS &&
-          err.category == WK_CAT_INTEGRATION);
-    CHECK(wk_eth_gossip_encode(src, 201, &range, dst, cap, &out_len, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
-    CHECK(wk_eth_gossip_encode(src, 100, &range, dst, cap, &out_len, &err) == WK_OK);
-    CHECK(wk_eth_gossip_encode(src, 200, &range, dst, cap, &out_len, &err) == WK_OK);
-    CHECK(wk_eth_gossip_encode(src, 200, &range, dst, (size_t)wk_eth_snappy_max_compressed_len(200) - 1,
-                           &out_len, &err) == WK_ERR_ARG);
-    CHECK(wk_eth_gossip_encode(NULL, 0, NULL, dst, 32, &out_len, &err) == WK_OK && out_len == 1 &&
+          err.category == WK_CAT_PEER_PROTOCOL);
+    CHECK(enc_out(wk_eth_gossip_encode(src, 201, &range, VIEW(dst, cap), &err), &out_len, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
+    CHECK(enc_out(wk_eth_gossip_encode(src, 100, &range, VIEW(dst, cap), &err), &out_len, &err) == WK_OK);
+    CHECK(enc_out(wk_eth_gossip_encode(src, 200, &range, VIEW(dst, cap), &err), &out_len, &err) == WK_OK);
+    CHECK(enc_out(wk_eth_gossip_encode(src, 200, &range, VIEW(dst, (size_t)wk_eth_snappy_block_max_size(200) - 1), &err), &out_len, &err) == ENC_NO_ROOM);
+    CHECK(enc_out(wk_eth_gossip_encode(NULL, 0, NULL, VIEW(dst, 32), &err), &out_len, &err) == WK_OK && out_len == 1 &&
           dst[0] == 0);
     free(src);
     free(dst);

@@ -10,6 +10,22 @@
 /* One read step in the terms of the checks below: for WK_EVENT the event (WK_ETH_RR_CHUNK_BEGIN,
  * _CHUNK_END, _END), else RR_NEED_INPUT / RR_NEED_OUTPUT / RR_ERROR. */
 enum { RR_ERROR = -1, RR_NEED_INPUT = 1, RR_NEED_OUTPUT = 2, RR_DONE = 99 };
+/* An encoder's answer in the terms of the checks below: WK_OK (written; *len = the bytes),
+ * ENC_NO_ROOM (WK_NEED_OUTPUT with the view untouched), or the error's code. VIEW(dst, cap) is the
+ * view the call writes into. */
+#define ENC_NO_ROOM ((wk_code)65535)
+static wk_out enc_view;
+#define VIEW(dst, cap) (enc_view = (wk_out){(dst), (cap), 0}, &enc_view)
+static wk_code enc_out(wk_result r, size_t *len, const wk_error *e)
+{
+    if (r == WK_DONE) {
+        if (len) *len = enc_view.pos;
+        return WK_OK;
+    }
+    if (r == WK_NEED_OUTPUT) return enc_view.pos == 0 ? ENC_NO_ROOM : WK_ERR_STATE;
+    return e->code;
+}
+
 static int rr_step(wk_eth_rr_reader *r, wk_in *in, wk_out *out, wk_error *err)
 {
     switch (wk_eth_rr_reader_read(r, in, out, err)) {
@@ -442,7 +458,7 @@ static void test_lodestar(void)
     uint8_t enc[256];
     size_t enc_len = 0;
     wk_error err;
-    CHECK(wk_eth_rr_encode(0, ctx_b, PING, 8, enc, sizeof enc, &enc_len, &err) == WK_OK);
+    CHECK(enc_out(wk_eth_rr_encode(0, ctx_b, PING, 8, VIEW(enc, sizeof enc), &err), &enc_len, &err) == WK_OK);
     put(&resp, enc, enc_len);
     size_t c2_at = resp.n;
     put_hex(&resp, ERR_CHUNK_HEX);
@@ -558,7 +574,7 @@ static void flood(buf *in, uint8_t payload[84], size_t pad)
 
 static void test_budget(void)
 {
-    CHECK(wk_eth_rr_max_chunk_len(0) == 15);
+    CHECK(wk_eth_rr_chunk_max_size(0) == 15);
     uint8_t payload[84];
     buf in = {0};
     flood(&in, payload, 80);
@@ -638,7 +654,7 @@ static void test_small_cases(void)
     uint8_t enc[1024];
     size_t enc_len = 0;
     wk_error err;
-    CHECK(wk_eth_rr_encode(2, NULL, msg, 256, enc, sizeof enc, &enc_len, &err) == WK_OK);
+    CHECK(enc_out(wk_eth_rr_encode(2, NULL, msg, 256, VIEW(enc, sizeof enc), &err), &enc_len, &err) == WK_OK);
     in.n = 0;
     put(&in, enc, enc_len);
     read_all_ways("errmsg 256", &RESPONSE, in.p, in.n, NULL, false, &r);
@@ -658,9 +674,9 @@ static void test_small_cases(void)
     read_all_ways("error chunk, tight bounds", &tight, in.p, in.n, &big, false, &r);
     CHECK(r.code == WK_OK && r.payload.n == 3);
     run_free(&r);
-    CHECK(wk_eth_rr_encode(1, NULL, msg, 257, enc, sizeof enc, &enc_len, &err) ==
+    CHECK(enc_out(wk_eth_rr_encode(1, NULL, msg, 257, VIEW(enc, sizeof enc), &err), &enc_len, &err) ==
               WK_ERR_RESP_ERRMSG_TOO_LONG &&
-          err.category == WK_CAT_INTEGRATION);
+          err.category == WK_CAT_PEER_PROTOCOL);
 
     /* reserved results 4..127: error chunks, flagged; 3 and 128 are not reserved; no context
      * bytes on any error chunk */
@@ -859,7 +875,7 @@ static void test_encode_and_round_trips(void)
     uint8_t *data = malloc(big_n);
     REQUIRE(data);
     fill(data, big_n);
-    size_t cap = (size_t)wk_eth_rr_max_chunk_len(WK_ETH_SSZ_MAX_PAYLOAD_SIZE);
+    size_t cap = (size_t)wk_eth_rr_chunk_max_size(WK_ETH_SSZ_MAX_PAYLOAD_SIZE);
     uint8_t *enc = malloc(cap);
     REQUIRE(enc);
     static const uint8_t ctx[4] = {0xde, 0xad, 0xbe, 0xef};
@@ -873,10 +889,9 @@ static void test_encode_and_round_trips(void)
         for (int kind = 0; kind < 3; kind++) { /* request, success with context, success */
             int result = kind == 0 ? -1 : 0;
             size_t len = 0;
-            wk_code c = wk_eth_rr_encode(result, kind == 1 ? ctx : NULL, data, n, enc,
-                                     (size_t)wk_eth_rr_max_chunk_len(n), &len, &err);
+            wk_code c = enc_out(wk_eth_rr_encode(result, kind == 1 ? ctx : NULL, data, n, VIEW(enc, (size_t)wk_eth_rr_chunk_max_size(n)), &err), &len, &err);
             REQUIRE(c == WK_OK);
-            CHECK(len <= wk_eth_rr_max_chunk_len(n));
+            CHECK(len <= wk_eth_rr_chunk_max_size(n));
             uint8_t vi[WK_ETH_UVARINT_MAX_LEN];
             size_t vn = wk_eth_uvarint_put(n, vi);
             size_t hdr = kind == 0 ? 0 : kind == 1 ? 5 : 1;
@@ -905,8 +920,8 @@ static void test_encode_and_round_trips(void)
         }
         if (n <= WK_ETH_SSZ_ERRMSG_MAX) { /* error chunks ignore the context */
             size_t len = 0;
-            CHECK(wk_eth_rr_encode(3, ctx, data, n, enc, cap, &len, &err) == WK_OK);
-            CHECK(enc[0] == 3 && len == (n ? 1 + 1 + wk_eth_snappy_frame_max_encoded_len(n) : 2));
+            CHECK(enc_out(wk_eth_rr_encode(3, ctx, data, n, VIEW(enc, cap), &err), &len, &err) == WK_OK);
+            CHECK(enc[0] == 3 && len == (n ? 1 + 1 + wk_eth_snappy_frame_max_size(n) : 2));
             run r;
             read_stream(&co, enc, len, 1, 1, NULL, &r);
             CHECK(r.code == WK_OK && r.payload.n == n && r.chunks[0].info.result == 3);
@@ -915,9 +930,9 @@ static void test_encode_and_round_trips(void)
     }
     /* MAX_PAYLOAD_SIZE + 1 refused by the encoder (request and success chunk) */
     size_t len = 12345;
-    CHECK(wk_eth_rr_encode(-1, NULL, data, big_n, enc, cap, &len, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
-    CHECK(err.category == WK_CAT_INTEGRATION && len == 12345);
-    CHECK(wk_eth_rr_encode(0, ctx, data, big_n, enc, cap, &len, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
+    CHECK(enc_out(wk_eth_rr_encode(-1, NULL, data, big_n, VIEW(enc, cap), &err), &len, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
+    CHECK(err.category == WK_CAT_PEER_PROTOCOL && len == 12345);
+    CHECK(enc_out(wk_eth_rr_encode(0, ctx, data, big_n, VIEW(enc, cap), &err), &len, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
     /* ... and by the reader */
     buf in = {0};
     uint8_t vi[WK_ETH_UVARINT_MAX_LEN];
@@ -926,21 +941,21 @@ static void test_encode_and_round_trips(void)
     expect_err("reader MAX+1", &REQUEST, &in, WK_ERR_SSZSNAPPY_LENGTH_BOUNDS, 0);
     free(in.p);
     /* output bound and arguments */
-    CHECK(wk_eth_rr_encode(0, NULL, data, 100, enc, (size_t)wk_eth_rr_max_chunk_len(100) - 1, &len, &err) ==
-          WK_ERR_ARG);
-    CHECK(wk_eth_rr_encode(256, NULL, data, 1, enc, cap, &len, &err) == WK_ERR_ARG);
-    CHECK(wk_eth_rr_max_chunk_len(8) == 1 + 4 + 10 + wk_eth_snappy_frame_max_encoded_len(8));
+    CHECK(enc_out(wk_eth_rr_encode(0, NULL, data, 100, VIEW(enc, (size_t)wk_eth_rr_chunk_max_size(100) - 1), &err), &len, &err) ==
+          ENC_NO_ROOM);
+    CHECK(enc_out(wk_eth_rr_encode(256, NULL, data, 1, VIEW(enc, cap), &err), &len, &err) == WK_ERR_ARG);
+    CHECK(wk_eth_rr_chunk_max_size(8) == 1 + 4 + 10 + wk_eth_snappy_frame_max_size(8));
     free(enc);
     free(data);
 }
 
 static size_t peak_for(size_t n, const uint8_t *data)
 {
-    size_t cap = (size_t)wk_eth_rr_max_chunk_len(n);
+    size_t cap = (size_t)wk_eth_rr_chunk_max_size(n);
     uint8_t *enc = malloc(cap);
     size_t len = 0;
     wk_error err;
-    if (wk_eth_rr_encode(-1, NULL, data, n, enc, cap, &len, &err) != WK_OK) abort();
+    if (enc_out(wk_eth_rr_encode(-1, NULL, data, n, VIEW(enc, cap), &err), &len, &err) != WK_OK) abort();
     wk_alloc_counter counter = {0};
     wk_allocator a = wk_counting_allocator(&counter);
     wk_eth_rr_reader_params ra = REQUEST;

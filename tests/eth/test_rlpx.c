@@ -6,6 +6,24 @@
 #include <wirekit/eth.h>
 #include <openssl/evp.h>
 
+/* An encoder's answer in the terms of the checks below: WK_OK (written; *len = the bytes),
+ * ENC_NO_ROOM (WK_NEED_OUTPUT with the view untouched), or the error's code. VIEW(dst, cap) is the
+ * view the call writes into. */
+#define ENC_NO_ROOM ((wk_code)65535)
+static wk_out enc_view;
+#define VIEW(dst, cap) (enc_view = (wk_out){(dst), (cap), 0}, &enc_view)
+static wk_in dec_in;
+#define IN(p, n) (dec_in = (wk_in){(p), (n), 0}, &dec_in)
+static wk_code enc_out(wk_result r, size_t *len, const wk_error *e)
+{
+    if (r == WK_DONE) {
+        if (len) *len = enc_view.pos;
+        return WK_OK;
+    }
+    if (r == WK_NEED_OUTPUT) return enc_view.pos == 0 ? ENC_NO_ROOM : WK_ERR_STATE;
+    return e->code;
+}
+
 static const char *VEC;
 
 static char *path_of(const char *rel)
@@ -47,7 +65,7 @@ static wk_code run(const uint8_t *fd, size_t n, bool compressed, uint64_t max_da
     if (rc != WK_OK) return rc;
     *data = malloc(m->data_len ? m->data_len : 1);
     if (!*data) abort();
-    rc = wk_eth_rlpx_decode(fd, n, m, *data, m->data_len, err);
+    rc = enc_out(wk_eth_rlpx_decode(m, IN(fd, n), VIEW(*data, m->data_len), err), NULL, err);
     if (rc != WK_OK) {
         free(*data);
         *data = NULL;
@@ -184,11 +202,11 @@ static void test_error_offsets(void)
     uint8_t out[16];
     CHECK(wk_eth_rlpx_parse(fd, 2 + sizeof blk, true, 0, &m, &err) == WK_OK && m.data_len == 5 &&
           m.data_offset == 2 && m.msg_id == 128);
-    CHECK(wk_eth_rlpx_decode(fd, 2 + sizeof blk, &m, out, sizeof out, &err) == WK_ERR_SNAPPY_BAD_OFFSET &&
+    CHECK(enc_out(wk_eth_rlpx_decode(&m, IN(fd, 2 + sizeof blk), VIEW(out, sizeof out), &err), NULL, &err) == WK_ERR_SNAPPY_BAD_OFFSET &&
           err.has_offset && err.offset == e2.offset + 2 && err.offset == 5);
     /* dst too small, and a message that does not describe the frame-data: WK_ERR_ARG */
-    CHECK(wk_eth_rlpx_decode(fd, 2 + sizeof blk, &m, out, 4, &err) == WK_ERR_ARG);
-    CHECK(wk_eth_rlpx_decode(fd, 1 + sizeof blk, &m, out, sizeof out, &err) == WK_ERR_ARG);
+    CHECK(enc_out(wk_eth_rlpx_decode(&m, IN(fd, 2 + sizeof blk), VIEW(out, 4), &err), NULL, &err) == ENC_NO_ROOM);
+    CHECK(enc_out(wk_eth_rlpx_decode(&m, IN(fd, 1 + sizeof blk), VIEW(out, sizeof out), &err), NULL, &err) == WK_ERR_ARG);
 }
 
 /* Spec 4.6: Ping, Pong, Disconnect as exact bytes (frame-size || frame-data). */
@@ -207,13 +225,13 @@ static void test_spec_examples(void)
         uint8_t buf[128];
         size_t out_len = 0;
         wk_error err;
-        CHECK(wk_eth_rlpx_encode(ex[i].id, data, dn, true, buf, sizeof buf, &out_len, &err) == WK_OK);
+        CHECK(enc_out(wk_eth_rlpx_encode(ex[i].id, data, dn, true, VIEW(buf, sizeof buf), &err), &out_len, &err) == WK_OK);
         CHECKF(out_len == wn && memcmp(buf, want, wn) == 0, "example %zu", i);
         wk_eth_rlpx_message m;
         uint8_t dec[16];
         CHECK(wk_eth_rlpx_parse(want + 3, wn - 3, true, 0, &m, &err) == WK_OK && m.msg_id == ex[i].id &&
               m.data_len == dn && m.compressed);
-        CHECK(wk_eth_rlpx_decode(want + 3, wn - 3, &m, dec, sizeof dec, &err) == WK_OK &&
+        CHECK(enc_out(wk_eth_rlpx_decode(&m, IN(want + 3, wn - 3), VIEW(dec, sizeof dec), &err), NULL, &err) == WK_OK &&
               memcmp(dec, data, dn) == 0);
         free(data);
         free(want);
@@ -276,14 +294,14 @@ static void test_round_trips(void)
         size_t n = sizes[s];
         uint8_t *data = malloc(n + 1);
         for (size_t i = 0; i < n; i++) data[i] = (i / 64) % 3 ? rnd8() : (uint8_t)(i & 0x0f);
-        size_t cap = (size_t)wk_eth_rlpx_max_encoded_len(n);
+        size_t cap = (size_t)wk_eth_rlpx_max_size(n);
         uint8_t *wire = malloc(cap);
         uint8_t *back = malloc(n + 1);
         for (size_t k = 0; k < sizeof ids / sizeof ids[0]; k++) {
             for (int comp = 0; comp < 2; comp++) {
                 size_t out_len = 0;
                 wk_error err;
-                REQUIRE(wk_eth_rlpx_encode(ids[k], data, n, comp, wire, cap, &out_len, &err) == WK_OK);
+                REQUIRE(enc_out(wk_eth_rlpx_encode(ids[k], data, n, comp, VIEW(wire, cap), &err), &out_len, &err) == WK_OK);
                 size_t frame = ((size_t)wire[0] << 16) | ((size_t)wire[1] << 8) | wire[2];
                 CHECK(frame == out_len - 3);
                 uint8_t idenc[WK_ETH_RLP_UINT_MAX_LEN];
@@ -299,7 +317,7 @@ static void test_round_trips(void)
                        wk_error_name(rc));
                 if (rc != WK_OK) continue;
                 memset(back, 0xaa, n + 1);
-                rc = wk_eth_rlpx_decode(wire + 3, frame, &m, back, n + 1, &err);
+                rc = enc_out(wk_eth_rlpx_decode(&m, IN(wire + 3, frame), VIEW(back, n + 1), &err), NULL, &err);
                 CHECK(rc == WK_OK && memcmp(back, data, n) == 0 && back[n] == 0xaa);
             }
         }
@@ -314,7 +332,7 @@ static void test_round_trips(void)
     uint8_t out[8];
     CHECK(wk_eth_rlpx_parse(hello, sizeof hello, true, 0, &m, &err) == WK_OK && m.msg_id == 0 &&
           !m.compressed && m.data_len == 3 && m.wire_len == 3);
-    CHECK(wk_eth_rlpx_decode(hello, sizeof hello, &m, out, sizeof out, &err) == WK_OK &&
+    CHECK(enc_out(wk_eth_rlpx_decode(&m, IN(hello, sizeof hello), VIEW(out, sizeof out), &err), NULL, &err) == WK_OK &&
           memcmp(out, hello + 1, 3) == 0);
     CHECK(wk_eth_rlpx_parse(hello, 1, true, 0, &m, &err) == WK_OK && m.data_len == 0); /* empty Hello */
     CHECK(wk_eth_rlpx_parse(hello, sizeof hello, true, 2, &m, &err) == WK_ERR_RLPX_TOO_LARGE &&
@@ -322,24 +340,31 @@ static void test_round_trips(void)
     /* msg-id >= 128: two bytes on the wire */
     uint8_t wire[64];
     size_t out_len;
-    CHECK(wk_eth_rlpx_encode(128, (const uint8_t *)"\xc0", 1, true, wire, sizeof wire, &out_len, &err) ==
+    CHECK(enc_out(wk_eth_rlpx_encode(128, (const uint8_t *)"\xc0", 1, true, VIEW(wire, sizeof wire), &err), &out_len, &err) ==
               WK_OK &&
           out_len == 8 && memcmp(wire, "\x00\x00\x05\x81\x80\x01\x00\xc0", 8) == 0);
     /* uncompressed mode: the snappy-looking bytes are msg-data as they are */
     CHECK(wk_eth_rlpx_parse((const uint8_t *)"\x02\x01\x00\xc0", 4, false, 0, &m, &err) == WK_OK &&
           m.msg_id == 2 && m.data_len == 3 && !m.compressed);
-    CHECK(wk_eth_rlpx_decode((const uint8_t *)"\x02\x01\x00\xc0", 4, &m, out, sizeof out, &err) == WK_OK &&
+    CHECK(enc_out(wk_eth_rlpx_decode(&m, IN((const uint8_t *)"\x02\x01\x00\xc0", 4), VIEW(out, sizeof out), &err), NULL, &err) == WK_OK &&
           memcmp(out, "\x01\x00\xc0", 3) == 0);
-    CHECK(wk_eth_rlpx_encode(2, (const uint8_t *)"\xc0", 1, false, wire, sizeof wire, &out_len, &err) ==
+    CHECK(enc_out(wk_eth_rlpx_encode(2, (const uint8_t *)"\xc0", 1, false, VIEW(wire, sizeof wire), &err), &out_len, &err) ==
               WK_OK &&
           out_len == 5 && memcmp(wire, "\x00\x00\x02\x02\xc0", 5) == 0);
     /* empty msg-data compressed: block 00 */
-    CHECK(wk_eth_rlpx_encode(16, NULL, 0, true, wire, sizeof wire, &out_len, &err) == WK_OK &&
+    CHECK(enc_out(wk_eth_rlpx_encode(16, NULL, 0, true, VIEW(wire, sizeof wire), &err), &out_len, &err) == WK_OK &&
           out_len == 5 && memcmp(wire, "\x00\x00\x02\x10\x00", 5) == 0);
     /* output too small */
-    CHECK(wk_eth_rlpx_max_encoded_len(0) == 44 && wk_eth_rlpx_max_encoded_len(6) == 51);
-    CHECK(wk_eth_rlpx_encode(2, (const uint8_t *)"\xc0", 1, true, wire, 44, &out_len, &err) == WK_ERR_ARG);
-    CHECK(wk_eth_rlpx_encode(2, (const uint8_t *)"\xc0", 1, true, wire, 45, &out_len, &err) == WK_OK);
+    CHECK(wk_eth_rlpx_max_size(0) == 44 && wk_eth_rlpx_max_size(6) == 51);
+    /* room: 3 + id + max_compressed_len(n) for a compressed message, no byte less */
+    size_t need = 3 + 1 + (size_t)wk_eth_snappy_block_max_size(1);
+    CHECK(need <= wk_eth_rlpx_max_size(1));
+    CHECK(enc_out(wk_eth_rlpx_encode(2, (const uint8_t *)"\xc0", 1, true, VIEW(wire, need - 1), &err), &out_len, &err) == ENC_NO_ROOM);
+    CHECK(enc_out(wk_eth_rlpx_encode(2, (const uint8_t *)"\xc0", 1, true, VIEW(wire, need), &err), &out_len, &err) == WK_OK);
+    /* plain: exactly 3 + id + n */
+    CHECK(enc_out(wk_eth_rlpx_encode(2, (const uint8_t *)"\xc0", 1, false, VIEW(wire, 4), &err), &out_len, &err) == ENC_NO_ROOM);
+    CHECK(enc_out(wk_eth_rlpx_encode(2, (const uint8_t *)"\xc0", 1, false, VIEW(wire, 5), &err), &out_len, &err) == WK_OK &&
+          out_len == 5);
 }
 
 static void test_snappy_active(void)
@@ -357,29 +382,29 @@ static void test_size_limits(void)
 {
     const size_t big = 16777216u;
     uint8_t *data = calloc(1, big + 1);
-    size_t cap = (size_t)wk_eth_rlpx_max_encoded_len(big);
+    size_t cap = (size_t)wk_eth_rlpx_max_size(big);
     uint8_t *wire = malloc(cap);
     REQUIRE(data && wire);
     size_t out_len = 0;
     wk_error err;
     wk_eth_rlpx_message m;
     /* encoder: 16777215 compressed ok, 16777216 refused (Integration) */
-    CHECK(wk_eth_rlpx_encode(16, data, big - 1, true, wire, cap, &out_len, &err) == WK_OK);
+    CHECK(enc_out(wk_eth_rlpx_encode(16, data, big - 1, true, VIEW(wire, cap), &err), &out_len, &err) == WK_OK);
     CHECK(wk_eth_rlpx_parse(wire + 3, out_len - 3, true, 0, &m, &err) == WK_OK && m.data_len == big - 1);
     CHECK(wk_eth_rlpx_parse(wire + 3, out_len - 3, true, big - 2, &m, &err) == WK_ERR_RLPX_TOO_LARGE);
     err.category = WK_CAT_NONE;
-    CHECK(wk_eth_rlpx_encode(16, data, big, true, wire, cap, &out_len, &err) == WK_ERR_RLPX_TOO_LARGE &&
-          err.category == WK_CAT_INTEGRATION);
-    CHECK(wk_eth_rlpx_encode(0, data, big, false, wire, cap, &out_len, &err) == WK_ERR_RLPX_TOO_LARGE);
+    CHECK(enc_out(wk_eth_rlpx_encode(16, data, big, true, VIEW(wire, cap), &err), &out_len, &err) == WK_ERR_RLPX_TOO_LARGE &&
+          err.category == WK_CAT_PEER_PROTOCOL);
+    CHECK(enc_out(wk_eth_rlpx_encode(0, data, big, false, VIEW(wire, cap), &err), &out_len, &err) == WK_ERR_RLPX_TOO_LARGE);
     /* plain: frame-data = id + n; 16777214 + 1 fits, 16777215 + 1 does not */
-    CHECK(wk_eth_rlpx_encode(16, data, big - 2, false, wire, cap, &out_len, &err) == WK_OK &&
+    CHECK(enc_out(wk_eth_rlpx_encode(16, data, big - 2, false, VIEW(wire, cap), &err), &out_len, &err) == WK_OK &&
           out_len == 3 + big - 1 && memcmp(wire, "\xff\xff\xff\x10", 4) == 0);
     err.category = WK_CAT_NONE;
-    CHECK(wk_eth_rlpx_encode(16, data, big - 1, false, wire, cap, &out_len, &err) ==
+    CHECK(enc_out(wk_eth_rlpx_encode(16, data, big - 1, false, VIEW(wire, cap), &err), &out_len, &err) ==
               WK_ERR_RLPX_FRAME_SIZE &&
-          err.category == WK_CAT_INTEGRATION);
-    CHECK(wk_eth_rlpx_encode(0, data, big - 1, true, wire, cap, &out_len, &err) == WK_ERR_RLPX_FRAME_SIZE);
-    CHECK(wk_eth_rlpx_encode(0, data, big - 2, true, wire, cap, &out_len, &err) == WK_OK);
+          err.category == WK_CAT_PEER_PROTOCOL);
+    CHECK(enc_out(wk_eth_rlpx_encode(0, data, big - 1, true, VIEW(wire, cap), &err), &out_len, &err) == WK_ERR_RLPX_FRAME_SIZE);
+    CHECK(enc_out(wk_eth_rlpx_encode(0, data, big - 2, true, VIEW(wire, cap), &err), &out_len, &err) == WK_OK);
 
     /* decoder, compressed: declared 16777216 passes the default limit, 16777217 does not */
     const uint8_t d16m[] = {0x10, 0x80, 0x80, 0x80, 0x08};
@@ -390,14 +415,13 @@ static void test_size_limits(void)
           err.offset == 1 && err.category == WK_CAT_PEER_PROTOCOL);
     CHECK(wk_eth_rlpx_parse(d16m1, sizeof d16m1, true, big + 1, &m, &err) == WK_OK);
     /* a real 16777216-byte message, compressed by hand-off to libsnappy, decodes */
-    uint8_t *blk = malloc((size_t)wk_eth_snappy_max_compressed_len(big) + 1);
+    uint8_t *blk = malloc((size_t)wk_eth_snappy_block_max_size(big) + 1);
     size_t bl = 0;
-    REQUIRE(wk_eth_snappy_block_encode(data, big, blk + 1, (size_t)wk_eth_snappy_max_compressed_len(big), &bl,
-                                   &err) == WK_OK);
+    REQUIRE(enc_out(wk_eth_snappy_block_encode(data, big, VIEW(blk + 1, (size_t)wk_eth_snappy_block_max_size(big)), &err), &bl, &err) == WK_OK);
     blk[0] = 0x10;
     CHECK(wk_eth_rlpx_parse(blk, bl + 1, true, 0, &m, &err) == WK_OK && m.data_len == big);
     data[0] = 1;
-    CHECK(wk_eth_rlpx_decode(blk, bl + 1, &m, data, big, &err) == WK_OK && data[0] == 0 &&
+    CHECK(enc_out(wk_eth_rlpx_decode(&m, IN(blk, bl + 1), VIEW(data, big), &err), NULL, &err) == WK_OK && data[0] == 0 &&
           data[big - 1] == 0);
     CHECK(wk_eth_rlpx_parse(blk, bl + 1, true, big - 1, &m, &err) == WK_ERR_RLPX_TOO_LARGE);
     free(blk);

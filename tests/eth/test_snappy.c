@@ -9,6 +9,24 @@
 #include <snappy-c.h>
 #include <openssl/evp.h>
 
+/* An encoder's answer in the terms of the checks below: WK_OK (written; *len = the bytes),
+ * ENC_NO_ROOM (WK_NEED_OUTPUT with the view untouched), or the error's code. VIEW(dst, cap) is the
+ * view the call writes into. */
+#define ENC_NO_ROOM ((wk_code)65535)
+static wk_out enc_view;
+#define VIEW(dst, cap) (enc_view = (wk_out){(dst), (cap), 0}, &enc_view)
+static wk_in dec_in;
+#define IN(p, n) (dec_in = (wk_in){(p), (n), 0}, &dec_in)
+static wk_code enc_out(wk_result r, size_t *len, const wk_error *e)
+{
+    if (r == WK_DONE) {
+        if (len) *len = enc_view.pos;
+        return WK_OK;
+    }
+    if (r == WK_NEED_OUTPUT) return enc_view.pos == 0 ? ENC_NO_ROOM : WK_ERR_STATE;
+    return e->code;
+}
+
 static const char *vec_dir;
 
 /* The framing decoder's _finish as a code (WK_OK for WK_DONE) and the encoder's step with a flush
@@ -321,7 +339,7 @@ static void block_row(const row *r)
     uint8_t out[600];
     size_t out_len = 12345;
     wk_code c =
-        wk_eth_snappy_block_decode(r->in, r->in_len, BLOCK_LIMIT, out, sizeof out, &out_len, &e);
+        enc_out(wk_eth_snappy_block_decode(IN(r->in, r->in_len), BLOCK_LIMIT, VIEW(out, sizeof out), &e), &out_len, &e);
     uint8_t *alloc_out = NULL;
     size_t alloc_len = 0;
     wk_error e2;
@@ -337,13 +355,12 @@ static void block_row(const row *r)
                    memcmp(alloc_out, r->out, alloc_len) == 0,
                "decode_alloc %s: %s", r->id, code_name(c2));
         CHECKF(c3 == WK_OK && declared == r->out_len, "validate %s: %s", r->id, code_name(c3));
-        /* exact room is enough; one byte less is the caller's error */
-        CHECK(wk_eth_snappy_block_decode(r->in, r->in_len, BLOCK_LIMIT, out, r->out_len, &out_len,
-                                     &e) == WK_OK);
+        /* exact room is enough; one byte less is NEED_OUTPUT, input and view untouched */
+        CHECK(enc_out(wk_eth_snappy_block_decode(IN(r->in, r->in_len), BLOCK_LIMIT, VIEW(out, r->out_len), &e), &out_len, &e) == WK_OK &&
+              dec_in.pos == r->in_len);
         if (r->out_len > 0) {
-            CHECK(wk_eth_snappy_block_decode(r->in, r->in_len, BLOCK_LIMIT, out, r->out_len - 1,
-                                         &out_len, &e) == WK_ERR_ARG);
-            CHECK(e.category == WK_CAT_INTEGRATION);
+            CHECK(enc_out(wk_eth_snappy_block_decode(IN(r->in, r->in_len), BLOCK_LIMIT, VIEW(out, r->out_len - 1), &e), &out_len, &e) == ENC_NO_ROOM);
+            CHECK(dec_in.pos == 0);
             /* a limit one below the declared length is TOO_LARGE at offset 0 */
             CHECK(wk_eth_snappy_block_validate(r->in, r->in_len, r->out_len - 1, NULL, &e) ==
                       WK_ERR_SNAPPY_TOO_LARGE &&
@@ -519,7 +536,7 @@ static void manifest_block(const char *path, const uint8_t *p, size_t n, bool ok
         /* the caller-buffer form too */
         uint8_t *dst = malloc(want_len ? want_len : 1);
         size_t got = 0;
-        CHECK(wk_eth_snappy_block_decode(p, n, want_len, dst, want_len, &got, &e) == WK_OK &&
+        CHECK(enc_out(wk_eth_snappy_block_decode(IN(p, n), want_len, VIEW(dst, want_len), &e), &got, &e) == WK_OK &&
               got == want_len);
         if (out) CHECK(memcmp(dst, out, want_len) == 0);
         free(dst);
@@ -736,7 +753,7 @@ static void test_block_elements(void)
         wk_error e, e2;
         size_t ol = 0;
         wk_code c = wk_eth_snappy_block_validate(in, n, 1 << 20, NULL, &e);
-        wk_code c2 = wk_eth_snappy_block_decode(in, n, 1 << 20, out, sizeof out, &ol, &e2);
+        wk_code c2 = enc_out(wk_eth_snappy_block_decode(IN(in, n), 1 << 20, VIEW(out, sizeof out), &e2), &ol, &e2);
         CHECKF(c == t[i].code && c2 == c, "element %s: %s / %s, want %s", t[i].hex, code_name(c),
                code_name(c2), code_name(t[i].code));
         if (c != WK_OK && c == t[i].code)
@@ -760,7 +777,7 @@ static void test_libsnappy_wrap(void)
     wk_error e;
     CHECK(wk_eth_snappy_block_validate(blk, sizeof blk, 100, NULL, &e) == WK_ERR_SNAPPY_TRUNCATED &&
           e.offset == 1);
-    CHECK(wk_eth_snappy_block_decode(blk, sizeof blk, 100, out, sizeof out, &ol, &e) ==
+    CHECK(enc_out(wk_eth_snappy_block_decode(IN(blk, sizeof blk), 100, VIEW(out, sizeof out), &e), &ol, &e) ==
               WK_ERR_SNAPPY_TRUNCATED &&
           e.offset == 1);
     CHECK(wk_eth_snappy_block_decode_alloc(blk, sizeof blk, 100, NULL, &o, &ol, &e) ==
@@ -768,7 +785,7 @@ static void test_libsnappy_wrap(void)
           o == NULL);
     /* the same bytes inside literal data are harmless */
     static const uint8_t lit[] = {0x05, 0x10, 0xfc, 0xff, 0xff, 0xff, 0xff};
-    CHECK(wk_eth_snappy_block_decode(lit, sizeof lit, 100, out, sizeof out, &ol, &e) == WK_OK &&
+    CHECK(enc_out(wk_eth_snappy_block_decode(IN(lit, sizeof lit), 100, VIEW(out, sizeof out), &e), &ol, &e) == WK_OK &&
           ol == 5 && memcmp(out, lit + 2, 5) == 0);
     size_t got = 1;
     printf("libsnappy %s the wrapped literal 01fcffffffff0061\n",
@@ -849,10 +866,10 @@ static void test_grammar_agreement(void)
 
 static void test_block_encode(void)
 {
-    CHECK(wk_eth_snappy_max_compressed_len(0) == 32);
-    CHECK(wk_eth_snappy_max_compressed_len(65536) == 76490);
-    CHECK(wk_eth_snappy_max_compressed_len(10485760) == 12233418);
-    CHECK(wk_eth_snappy_max_compressed_len(UINT64_MAX) == UINT64_MAX);
+    CHECK(wk_eth_snappy_block_max_size(0) == 32);
+    CHECK(wk_eth_snappy_block_max_size(65536) == 76490);
+    CHECK(wk_eth_snappy_block_max_size(10485760) == 12233418);
+    CHECK(wk_eth_snappy_block_max_size(UINT64_MAX) == UINT64_MAX);
     size_t sizes[] = {0, 1, 16, 17, 100, 65535, 65536, 65537, 300000};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
         for (int kind = 0; kind < 2; kind++) {
@@ -862,17 +879,16 @@ static void test_block_encode(void)
                 fill_text(src, n);
             else
                 fill_random(src, n);
-            size_t cap = (size_t)wk_eth_snappy_max_compressed_len(n);
+            size_t cap = (size_t)wk_eth_snappy_block_max_size(n);
             uint8_t *c = malloc(cap), *back = malloc(n + 1);
             size_t cl = 0, bl = 0;
             wk_error e;
-            CHECK(wk_eth_snappy_block_encode(src, n, c, cap, &cl, &e) == WK_OK);
+            CHECK(enc_out(wk_eth_snappy_block_encode(src, n, VIEW(c, cap), &e), &cl, &e) == WK_OK);
             CHECK(cl <= cap);
-            CHECK(wk_eth_snappy_block_decode(c, cl, n, back, n, &bl, &e) == WK_OK && bl == n &&
+            CHECK(enc_out(wk_eth_snappy_block_decode(IN(c, cl), n, VIEW(back, n), &e), &bl, &e) == WK_OK && bl == n &&
                   memcmp(back, src, n) == 0);
             CHECK(wk_eth_snappy_block_validate(c, cl, n, NULL, &e) == WK_OK);
-            CHECK(wk_eth_snappy_block_encode(src, n, c, cap - 1, &cl, &e) == WK_ERR_ARG &&
-                  e.category == WK_CAT_INTEGRATION);
+            CHECK(enc_out(wk_eth_snappy_block_encode(src, n, VIEW(c, cap - 1), &e), &cl, &e) == ENC_NO_ROOM);
             agree(c, cl, "encoder output");
             free(src);
             free(c);
@@ -978,10 +994,10 @@ static void test_worked_example(void)
     wk_hex_decode(want, strlen(want), exp, sizeof exp);
     size_t n = 0;
     wk_error e;
-    CHECK(wk_eth_snappy_frame_max_encoded_len(8) == 26);
-    CHECK(wk_eth_snappy_frame_encode_all(data, 8, dst, 26, &n, &e) == WK_OK && n == 26 &&
+    CHECK(wk_eth_snappy_frame_max_size(8) == 26);
+    CHECK(enc_out(wk_eth_snappy_frame_encode_all(data, 8, VIEW(dst, 26), &e), &n, &e) == WK_OK && n == 26 &&
           memcmp(dst, exp, 26) == 0);
-    CHECK(wk_eth_snappy_frame_encode_all(data, 8, dst, 25, &n, &e) == WK_ERR_ARG);
+    CHECK(enc_out(wk_eth_snappy_frame_encode_all(data, 8, VIEW(dst, 25), &e), &n, &e) == ENC_NO_ROOM);
     buf b = frame_encode_stream(data, 8, false, 64, false);
     CHECK(b.n == 26 && memcmp(b.p, exp, 26) == 0);
     free(b.p);
@@ -989,13 +1005,13 @@ static void test_worked_example(void)
     CHECK(b.n == 26 && memcmp(b.p, exp, 26) == 0);
     free(b.p);
     /* empty input: zero bytes, from both */
-    CHECK(wk_eth_snappy_frame_max_encoded_len(0) == 0);
-    CHECK(wk_eth_snappy_frame_encode_all(NULL, 0, NULL, 0, &n, &e) == WK_OK && n == 0);
+    CHECK(wk_eth_snappy_frame_max_size(0) == 0);
+    CHECK(enc_out(wk_eth_snappy_frame_encode_all(NULL, 0, VIEW(NULL, 0), &e), &n, &e) == WK_OK && n == 0);
     b = frame_encode_stream(data, 0, false, 64, false);
     CHECK(b.n == 0);
     free(b.p);
-    CHECK(wk_eth_snappy_frame_max_encoded_len(65536) == 10 + 65536 + 8);
-    CHECK(wk_eth_snappy_frame_max_encoded_len(65537) == 10 + 65537 + 16);
+    CHECK(wk_eth_snappy_frame_max_size(65536) == 10 + 65536 + 8);
+    CHECK(wk_eth_snappy_frame_max_size(65537) == 10 + 65537 + 16);
 }
 
 /* Chunk types in a framed stream, in order (the identifier excluded). */
@@ -1018,18 +1034,18 @@ static void test_encoder_policy(void)
     wk_error e;
     uint8_t types[4];
     fill_random(src, 65536);
-    CHECK(wk_eth_snappy_frame_encode_all(src, 65536, dst, 70000, &n, &e) == WK_OK);
+    CHECK(enc_out(wk_eth_snappy_frame_encode_all(src, 65536, VIEW(dst, 70000), &e), &n, &e) == WK_OK);
     CHECK(chunk_types(dst, n, types, 4) == 1 && types[0] == 0x01 && n == 10 + 8 + 65536);
     fill_text(src, 65536);
-    CHECK(wk_eth_snappy_frame_encode_all(src, 65536, dst, 70000, &n, &e) == WK_OK);
+    CHECK(enc_out(wk_eth_snappy_frame_encode_all(src, 65536, VIEW(dst, 70000), &e), &n, &e) == WK_OK);
     CHECK(chunk_types(dst, n, types, 4) == 1 && types[0] == 0x00 && n < 65536 - 8192);
     for (size_t len = 1; len < 17; len++) { /* below 17 bytes: always 0x01, even all zeros */
         memset(src, 0, len);
-        CHECK(wk_eth_snappy_frame_encode_all(src, len, dst, 70000, &n, &e) == WK_OK);
+        CHECK(enc_out(wk_eth_snappy_frame_encode_all(src, len, VIEW(dst, 70000), &e), &n, &e) == WK_OK);
         CHECK(chunk_types(dst, n, types, 4) == 1 && types[0] == 0x01 && n == 18 + len);
     }
     memset(src, 0, 17);
-    CHECK(wk_eth_snappy_frame_encode_all(src, 17, dst, 70000, &n, &e) == WK_OK);
+    CHECK(enc_out(wk_eth_snappy_frame_encode_all(src, 17, VIEW(dst, 70000), &e), &n, &e) == WK_OK);
     CHECK(chunk_types(dst, n, types, 4) == 1 && types[0] == 0x00);
     free(src);
     free(dst);
@@ -1038,11 +1054,11 @@ static void test_encoder_policy(void)
 static void roundtrip(const uint8_t *src, size_t n, const char *what)
 {
     wk_error e;
-    uint64_t bound = wk_eth_snappy_frame_max_encoded_len(n);
+    uint64_t bound = wk_eth_snappy_frame_max_size(n);
     uint8_t *all = malloc(bound ? bound : 1);
     size_t all_n = 0;
     /* exactly the bound: the last pieces go through the scratch path */
-    CHECKF(wk_eth_snappy_frame_encode_all(src, n, all, bound, &all_n, &e) == WK_OK && all_n <= bound,
+    CHECKF(enc_out(wk_eth_snappy_frame_encode_all(src, n, VIEW(all, bound), &e), &all_n, &e) == WK_OK && all_n <= bound,
            "%s: encode_all", what);
     buf s1 = frame_encode_stream(src, n, false, 1 << 20, false);
     CHECKF(same(s1.p, s1.n, all, all_n), "%s: streaming (fast) != encode_all", what);
