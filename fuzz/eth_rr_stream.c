@@ -35,6 +35,7 @@
  * libsnappy to decode valid blocks, a bitwise CRC-32C): same accept/reject verdict, and when
  * accepted the same chunks (result, context, length, payload bytes). */
 #include <wirekit/eth.h>
+#include "wk_contract_eth.h"
 #include <snappy-c.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,24 +49,6 @@
 #define BIG_VIEW ((size_t)128 * 1024)
 #define MAX_DATA 65536
 
-/* One read step in the terms of the checks below: for WK_EVENT the event (WK_ETH_RR_CHUNK_BEGIN,
- * _CHUNK_END, _END), else RR_NEED_INPUT / RR_NEED_OUTPUT / RR_ERROR. */
-enum { RR_ERROR = -1, RR_NEED_INPUT = 1, RR_NEED_OUTPUT = 2, RR_DONE = 99 };
-static int rr_step(wk_eth_rr_reader *r, wk_in *in, wk_out *out, wk_error *err)
-{
-    switch (wk_eth_rr_reader_read(r, in, out, err)) {
-    case WK_EVENT: return (int)wk_eth_rr_reader_event(r);
-    case WK_NEED_INPUT: return RR_NEED_INPUT;
-    case WK_NEED_OUTPUT: return RR_NEED_OUTPUT;
-    case WK_ERROR: return RR_ERROR;
-    default: return RR_DONE; /* never from this reader */
-    }
-}
-/* The reader's _finish as a code (WK_OK for WK_DONE). */
-static wk_code rr_finish(wk_eth_rr_reader *r, wk_error *err)
-{
-    return wk_eth_rr_reader_finish(r, NULL, err) == WK_DONE ? WK_OK : err->code;
-}
 
 static const wk_eth_ssz_bounds opt_bounds[8] = {{0, 0},       {0, 8},      {8, 8},
                                             {1, 100},     {0, 65536},  {100, 200000},

@@ -35,6 +35,7 @@
  *   - a failed decode_alloc leaves nothing allocated.
  * Declared lengths above 4 MiB are only validated (no output buffer that large is used). */
 #include <wirekit/eth.h>
+#include "wk_contract_eth.h"
 #include <snappy-c.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,23 +46,6 @@
 
 #define BUF_CAP ((size_t)4 << 20) /* largest declared length actually decoded */
 
-/* An encoder's answer in the terms of the checks below: WK_OK (written; *len = the bytes),
- * ENC_NO_ROOM (WK_NEED_OUTPUT with the view untouched), or the error's code. VIEW(dst, cap) is the
- * view the call writes into. */
-#define ENC_NO_ROOM ((wk_code)65535)
-static wk_out enc_view;
-#define VIEW(dst, cap) (enc_view = (wk_out){(dst), (cap), 0}, &enc_view)
-static wk_in dec_in;
-#define IN(p, n) (dec_in = (wk_in){(p), (n), 0}, &dec_in)
-static wk_code enc_out(wk_result r, size_t *len, const wk_error *e)
-{
-    if (r == WK_DONE) {
-        if (len) *len = enc_view.pos;
-        return WK_OK;
-    }
-    if (r == WK_NEED_OUTPUT) return enc_view.pos == 0 ? ENC_NO_ROOM : WK_ERR_STATE;
-    return e->code;
-}
 
 static const uint64_t limits[8] = {0, 1, 60, 4096, 65536, (uint64_t)1 << 20, (uint64_t)4 << 20,
                                    0xFFFFFFFFu};
@@ -200,7 +184,7 @@ static bool decode_differential(const uint8_t *src, size_t n, uint64_t max_out,
         if (declared > 0) {
             size_t dummy;
             CHECK(enc_out(wk_eth_snappy_block_decode(IN(src, n), max_out, VIEW(buf_a, (size_t)declared - 1), &ed), &dummy, &ed) == ENC_NO_ROOM &&
-                  dec_in.pos == 0); /* one byte short: NEED_OUTPUT, input and view untouched */
+                  LAST_IN.pos == 0); /* one byte short: NEED_OUTPUT, input and view untouched */
         }
         memset(buf_a + declared, 0xa5, CANARY);
         size_t out_len = SIZE_MAX;

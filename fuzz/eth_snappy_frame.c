@@ -44,6 +44,7 @@
  * wk_eth_snappy_frame_encode_all and fits wk_eth_snappy_frame_max_size; encoder memory is all
  * allocated by create, peak below 160 KiB. */
 #include <wirekit/eth.h>
+#include "wk_contract_eth.h"
 #include <snappy-c.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,34 +61,6 @@
 #define MAX_BODY_UNCOMPRESSED 65540
 #define MAX_PLAN 64
 
-/* The framing decoder's _finish as a code (WK_OK for WK_DONE) and the encoder's step with a flush
- * flag, for the checks below written in those terms. */
-/* An encoder's answer in the terms of the checks below: WK_OK (written; *len = the bytes),
- * ENC_NO_ROOM (WK_NEED_OUTPUT with the view untouched), or the error's code. VIEW(dst, cap) is the
- * view the call writes into. */
-#define ENC_NO_ROOM ((wk_code)65535)
-static wk_out enc_view;
-#define VIEW(dst, cap) (enc_view = (wk_out){(dst), (cap), 0}, &enc_view)
-static wk_code enc_out(wk_result r, size_t *len, const wk_error *e)
-{
-    if (r == WK_DONE) {
-        if (len) *len = enc_view.pos;
-        return WK_OK;
-    }
-    if (r == WK_NEED_OUTPUT) return enc_view.pos == 0 ? ENC_NO_ROOM : WK_ERR_STATE;
-    return e->code;
-}
-
-static wk_code frame_finish(wk_eth_snappy_frame_decoder *d, wk_error *e)
-{
-    return wk_eth_snappy_frame_decoder_finish(d, NULL, e) == WK_DONE ? WK_OK : e->code;
-}
-static wk_result frame_encode_step(wk_eth_snappy_frame_encoder *enc, wk_in *in, wk_out *out,
-                                   bool flush, wk_error *e)
-{
-    return flush ? wk_eth_snappy_frame_encoder_flush(enc, in, out, e)
-                 : wk_eth_snappy_frame_encode(enc, in, out, e);
-}
 
 static const size_t pushes[8] = {1, 2, 3, 7, 64, 509, 4096, 65536};
 static const size_t views[8] = {1, 2, 5, 16, 100, 4096, 65536, BIG_VIEW};
@@ -472,9 +445,9 @@ static void ensure_objects(void)
     dec_alloc = wk_counting_allocator(&dec_ctr);
     rt_alloc = wk_counting_allocator(&rt_ctr);
     enc_alloc = wk_counting_allocator(&enc_ctr);
-    dec = wk_eth_snappy_frame_decoder_create(&(wk_eth_snappy_frame_decoder_params){&dec_alloc}, &err);
-    rt_dec = wk_eth_snappy_frame_decoder_create(&(wk_eth_snappy_frame_decoder_params){&rt_alloc}, &err);
-    rt_enc = wk_eth_snappy_frame_encoder_create(&(wk_eth_snappy_frame_encoder_params){&enc_alloc}, &err);
+    dec = wk_eth_snappy_frame_decoder_create(&(wk_eth_snappy_frame_params){&dec_alloc}, &err);
+    rt_dec = wk_eth_snappy_frame_decoder_create(&(wk_eth_snappy_frame_params){&rt_alloc}, &err);
+    rt_enc = wk_eth_snappy_frame_encoder_create(&(wk_eth_snappy_frame_params){&enc_alloc}, &err);
     CHECK(dec && rt_dec && rt_enc);
     CHECK(wk_eth_snappy_frame_decoder_produced(dec) == 0 && wk_eth_snappy_frame_decoder_consumed(dec) == 0);
     dec_count = dec_ctr.count;

@@ -127,18 +127,18 @@ wk_result wk_eth_snappy_block_encode(const uint8_t *src, size_t n, wk_out *out, 
 
 typedef struct wk_eth_snappy_frame_decoder wk_eth_snappy_frame_decoder;
 
-/* What a framing decoder is made with (NULL params = all defaults). */
-typedef struct wk_eth_snappy_frame_decoder_params {
-    const wk_allocator *allocator; /* NULL = malloc/free; used for the decoder itself, at create
-                                      only; must outlive the decoder */
-} wk_eth_snappy_frame_decoder_params;
+/* What a framing decoder or encoder is made with (NULL params = all defaults). */
+typedef struct wk_eth_snappy_frame_params {
+    const wk_allocator *allocator; /* NULL = malloc/free; used for the object itself, at create
+                                      only; must outlive the object */
+} wk_eth_snappy_frame_params;
 
 /* A streaming decoder for one framed stream. Memory: one chunk body and one chunk of output
  * (about 142 KiB) in one allocation at create through params->allocator, never more (no
  * allocation in a step or a reset). Returns the decoder (owned by the caller: release it with
  * wk_eth_snappy_frame_decoder_destroy), or NULL with *err set (WK_ERR_NOMEM). */
 wk_eth_snappy_frame_decoder *
-wk_eth_snappy_frame_decoder_create(const wk_eth_snappy_frame_decoder_params *params, wk_error *err);
+wk_eth_snappy_frame_decoder_create(const wk_eth_snappy_frame_params *params, wk_error *err);
 /* Frees the decoder through the allocator it was created with (NULL: nothing). */
 void wk_eth_snappy_frame_decoder_destroy(wk_eth_snappy_frame_decoder *d);
 /* Back to the state of a fresh decoder (limits set by the setters below are kept). */
@@ -180,12 +180,6 @@ uint64_t wk_eth_snappy_frame_decoder_produced(const wk_eth_snappy_frame_decoder 
 
 typedef struct wk_eth_snappy_frame_encoder wk_eth_snappy_frame_encoder;
 
-/* What a framing encoder is made with (NULL params = all defaults). */
-typedef struct wk_eth_snappy_frame_encoder_params {
-    const wk_allocator *allocator; /* NULL = malloc/free; used for the encoder itself, at create
-                                      only; must outlive the encoder */
-} wk_eth_snappy_frame_encoder_params;
-
 /* A streaming encoder: collects input into 65536-byte pieces, writes each as one chunk (0x00 when
  * compressing saves at least 1/8 of the piece, else 0x01; pieces under 17 bytes are always 0x01,
  * as Go's and Rust's block encoders write them as one literal), the stream identifier before the
@@ -195,7 +189,7 @@ typedef struct wk_eth_snappy_frame_encoder_params {
  * offers no allocator hook). Returns the encoder (owned by the caller: release it with
  * wk_eth_snappy_frame_encoder_destroy), or NULL with *err set (WK_ERR_NOMEM). */
 wk_eth_snappy_frame_encoder *
-wk_eth_snappy_frame_encoder_create(const wk_eth_snappy_frame_encoder_params *params, wk_error *err);
+wk_eth_snappy_frame_encoder_create(const wk_eth_snappy_frame_params *params, wk_error *err);
 /* Frees the encoder through the allocator it was created with (NULL: nothing). */
 void wk_eth_snappy_frame_encoder_destroy(wk_eth_snappy_frame_encoder *e);
 void wk_eth_snappy_frame_encoder_reset(wk_eth_snappy_frame_encoder *e);

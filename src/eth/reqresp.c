@@ -107,7 +107,7 @@ wk_eth_rr_reader *wk_eth_rr_reader_create(const wk_eth_rr_reader_params *params,
     r->alloc = a;
     if (params) r->opt = *params;
     r->opt.allocator = NULL; /* the caller's pointer is not kept: r->alloc is the copy */
-    wk_eth_snappy_frame_decoder_params dp = {&r->alloc};
+    wk_eth_snappy_frame_params dp = {&r->alloc};
     r->dec = wk_eth_snappy_frame_decoder_create(&dp, err);
     if (!r->dec) {
         a.free(a.opaque, r);

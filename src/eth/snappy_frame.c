@@ -65,7 +65,7 @@ static void dec_clear(wk_eth_snappy_frame_decoder *d)
 }
 
 wk_eth_snappy_frame_decoder *
-wk_eth_snappy_frame_decoder_create(const wk_eth_snappy_frame_decoder_params *params, wk_error *err)
+wk_eth_snappy_frame_decoder_create(const wk_eth_snappy_frame_params *params, wk_error *err)
 {
     wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
     wk_eth_snappy_frame_decoder *d = a.alloc(a.opaque, sizeof *d);
@@ -441,7 +441,7 @@ static wk_code put_chunk(const uint8_t *src, size_t n, uint8_t *dst, bool with_i
 }
 
 wk_eth_snappy_frame_encoder *
-wk_eth_snappy_frame_encoder_create(const wk_eth_snappy_frame_encoder_params *params, wk_error *err)
+wk_eth_snappy_frame_encoder_create(const wk_eth_snappy_frame_params *params, wk_error *err)
 {
     wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
     wk_eth_snappy_frame_encoder *e = a.alloc(a.opaque, sizeof *e);

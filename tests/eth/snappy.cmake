@@ -6,6 +6,7 @@ target_include_directories(test_eth_crc32c PRIVATE ${CMAKE_SOURCE_DIR}/src/eth)
 add_test(NAME eth_crc32c COMMAND test_eth_crc32c)
 
 wk_test(test_eth_snappy eth/test_snappy.c)
+target_link_libraries(test_eth_snappy PRIVATE wk_contract)
 add_test(NAME eth_snappy COMMAND test_eth_snappy ${WK_VECTORS_DIR}/eth)
 
 # Our block decoder, every kernel forced in turn, with guard pages (tests/eth/test_snappy_decode.c).

@@ -4,25 +4,9 @@
  * Usage: test_eth_gossip tests/vectors/eth */
 #include "wk_test.h"
 #include <wirekit/eth.h>
+#include "contract/wk_contract_eth.h"
 #include <openssl/evp.h>
 
-/* An encoder's answer in the terms of the checks below: WK_OK (written; *len = the bytes),
- * ENC_NO_ROOM (WK_NEED_OUTPUT with the view untouched), or the error's code. VIEW(dst, cap) is the
- * view the call writes into. */
-#define ENC_NO_ROOM ((wk_code)65535)
-static wk_out enc_view;
-#define VIEW(dst, cap) (enc_view = (wk_out){(dst), (cap), 0}, &enc_view)
-static wk_in dec_in;
-#define IN(p, n) (dec_in = (wk_in){(p), (n), 0}, &dec_in)
-static wk_code enc_out(wk_result r, size_t *len, const wk_error *e)
-{
-    if (r == WK_DONE) {
-        if (len) *len = enc_view.pos;
-        return WK_OK;
-    }
-    if (r == WK_NEED_OUTPUT) return enc_view.pos == 0 ? ENC_NO_ROOM : WK_ERR_STATE;
-    return e->code;
-}
 
 static const char *VEC;
 

@@ -6,41 +6,8 @@
  * Usage: test_eth_reqresp tests/vectors/eth */
 #include "wk_test.h"
 #include <wirekit/eth.h>
+#include "contract/wk_contract_eth.h"
 
-/* One read step in the terms of the checks below: for WK_EVENT the event (WK_ETH_RR_CHUNK_BEGIN,
- * _CHUNK_END, _END), else RR_NEED_INPUT / RR_NEED_OUTPUT / RR_ERROR. */
-enum { RR_ERROR = -1, RR_NEED_INPUT = 1, RR_NEED_OUTPUT = 2, RR_DONE = 99 };
-/* An encoder's answer in the terms of the checks below: WK_OK (written; *len = the bytes),
- * ENC_NO_ROOM (WK_NEED_OUTPUT with the view untouched), or the error's code. VIEW(dst, cap) is the
- * view the call writes into. */
-#define ENC_NO_ROOM ((wk_code)65535)
-static wk_out enc_view;
-#define VIEW(dst, cap) (enc_view = (wk_out){(dst), (cap), 0}, &enc_view)
-static wk_code enc_out(wk_result r, size_t *len, const wk_error *e)
-{
-    if (r == WK_DONE) {
-        if (len) *len = enc_view.pos;
-        return WK_OK;
-    }
-    if (r == WK_NEED_OUTPUT) return enc_view.pos == 0 ? ENC_NO_ROOM : WK_ERR_STATE;
-    return e->code;
-}
-
-static int rr_step(wk_eth_rr_reader *r, wk_in *in, wk_out *out, wk_error *err)
-{
-    switch (wk_eth_rr_reader_read(r, in, out, err)) {
-    case WK_EVENT: return (int)wk_eth_rr_reader_event(r);
-    case WK_NEED_INPUT: return RR_NEED_INPUT;
-    case WK_NEED_OUTPUT: return RR_NEED_OUTPUT;
-    case WK_ERROR: return RR_ERROR;
-    default: return RR_DONE; /* never from this reader */
-    }
-}
-/* The reader's _finish as a code (WK_OK for WK_DONE). */
-static wk_code rr_finish(wk_eth_rr_reader *r, wk_error *err)
-{
-    return wk_eth_rr_reader_finish(r, NULL, err) == WK_DONE ? WK_OK : err->code;
-}
 
 static const char *vec_dir;
 
@@ -259,6 +226,24 @@ static void read_all_ways(const char *what, const wk_eth_rr_reader_params *o, co
         }
     }
     CHECKF(mismatches == 0, "%s: %d split/outcap combinations differ", what, mismatches);
+    /* the contract harness (tests/contract): whole, byte by byte, at every split and chunk size,
+     * views of 0, 1 and N; every run keeps the contract and reaches this verdict and error */
+    wk_contract_eth_rr m;
+    wk_contract_eth_rr_setup(&m, o);
+    m.begin_bounds = begin_bounds;
+    char why[320];
+    wk_contract_outcome oc;
+    unsigned runs = big ? WK_CONTRACT_WHOLE | WK_CONTRACT_CHUNKS : WK_CONTRACT_ALL;
+    CHECKF(wk_contract_check(&wk_contract_eth_rr_ops, &m, NULL, in, n, runs, &oc, why, sizeof why),
+           "%s: contract harness: %s", what, why);
+    CHECKF(whole->code == WK_OK
+               ? oc.verdict == WK_DONE && oc.produced == whole->payload.n
+               : oc.verdict == WK_ERROR && oc.error.code == whole->code &&
+                     oc.error.offset == whole->err.offset,
+           "%s: the harness's outcome differs from the reader's loop (%s at %llu)", what,
+           oc.verdict == WK_DONE ? "DONE" : wk_error_name(oc.error.code),
+           (unsigned long long)oc.error.offset);
+    wk_contract_eth_rr_cleanup(&m);
 }
 
 /* Reads whole and at every split; checks an error of this name at this offset. */
