@@ -348,7 +348,9 @@ wk_result wk_eth_gossip_encode(const uint8_t *ssz, size_t n, const wk_eth_ssz_bo
  * bytes; payload and domain are the decompressed bytes and 01000000 when data passes
  * wk_eth_gossip_decode with `bounds`, else data itself and 00000000. *valid (may be NULL) says which.
  * Allocates the decompressed bytes through `allocator` (NULL = malloc): WK_ERR_NOMEM on failure;
- * every other failure of the data just selects the invalid domain. */
+ * every other failure of the data just selects the invalid domain. OpenSSL's digest context is
+ * allocated by OpenSSL itself (EVP_MD_CTX_new), outside the allocator: the second documented
+ * exception beside libsnappy's compressor. */
 wk_code wk_eth_gossip_message_id(const uint8_t *data, size_t n, const char *topic, size_t topic_len,
                              const wk_eth_ssz_bounds *bounds, const wk_allocator *allocator,
                              uint8_t id[WK_ETH_GOSSIP_MESSAGE_ID_LEN], bool *valid, wk_error *err);
