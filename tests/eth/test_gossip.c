@@ -131,7 +131,7 @@ static void test_limit_order(void)
     CHECK(wk_eth_gossip_peek(data, 4, &huge, &d, &err) == WK_OK);
     CHECK(wk_eth_gossip_peek(data, 4, &small, &d, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
     uint8_t *out = malloc(WK_ETH_SSZ_MAX_PAYLOAD_SIZE);
-    size_t out_len;
+    size_t out_len = 0;
     CHECK(enc_out(wk_eth_gossip_decode(IN(data, 4), NULL, VIEW(out, WK_ETH_SSZ_MAX_PAYLOAD_SIZE), &err), &out_len, &err) ==
               WK_ERR_SNAPPY_LENGTH_MISMATCH &&
           err.offset == 4);

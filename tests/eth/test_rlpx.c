@@ -323,7 +323,7 @@ static void test_round_trips(void)
           err.offset == 1);
     /* msg-id >= 128: two bytes on the wire */
     uint8_t wire[64];
-    size_t out_len;
+    size_t out_len = 0;
     CHECK(enc_out(wk_eth_rlpx_encode(128, (const uint8_t *)"\xc0", 1, true, VIEW(wire, sizeof wire), &err), &out_len, &err) ==
               WK_OK &&
           out_len == 8 && memcmp(wire, "\x00\x00\x05\x81\x80\x01\x00\xc0", 8) == 0);

@@ -1028,7 +1028,7 @@ static void test_encoder_policy(void)
 {
     uint8_t *src = malloc(65536);
     uint8_t *dst = malloc(70000);
-    size_t n;
+    size_t n = 0;
     wk_error e;
     uint8_t types[4];
     fill_random(src, 65536);
