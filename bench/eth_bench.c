@@ -1,12 +1,12 @@
 /* Ethereum Snappy (eth module) throughput, each wirekit number beside its baselines in one run.
  *
- *   block    wk_snappy_block_encode / wk_snappy_block_decode (our one-pass decoder, the kernel
+ *   block    wk_eth_snappy_block_encode / wk_eth_snappy_block_decode (our one-pass decoder, the kernel
  *            the library picks or --kernel forces) against snappy_compress / snappy_uncompress
  *            (Debian's libsnappy) on the same bytes, and our validating pass
- *            (wk_snappy_block_validate) beside the decode; then block decode with each kernel
+ *            (wk_eth_snappy_block_validate) beside the decode; then block decode with each kernel
  *            forced in turn (portable, bmi2, avx2, avx512, those the CPU has) beside libsnappy;
  *   framed   encoding: the streaming encoder (64 KiB pushes and views, one final flush) and
- *            wk_snappy_frame_encode_all against libsnappy compressing the same 64 KiB pieces as
+ *            wk_eth_snappy_frame_encode_all against libsnappy compressing the same 64 KiB pieces as
  *            bare blocks (into one reused buffer); decoding: the streaming decoder (64 KiB pushes
  *            and views) against libsnappy uncompressing the same 64 KiB pieces (bare blocks, no
  *            checksums) and golang/snappy's framed Reader decoding the same stream (Debian's
@@ -14,16 +14,16 @@
  *            offline into the build directory on each run; its own timings, median of N, each at
  *            least as long as ours); target: faster than both on every corpus. Then the streaming
  *            calls again with 1 MiB pushes and views, where whole chunks fit the caller's buffers;
- *   CRC-32C  wk_crc32c (ISA-L crc32_iscsi) against wk_crc32c_table (slicing-by-8) on 64 KiB and
+ *   CRC-32C  wk_eth_crc32c (ISA-L crc32_iscsi) against wk_eth_crc32c_table (slicing-by-8) on 64 KiB and
  *            1 MiB buffers (target: ISA-L at least 25 GB/s);
  *   floor    on the random bytes in 64 KiB pieces: memcpy of every piece (all libsnappy does for
  *            a literal-only block) against CRC-32C then memcpy (the checksum floor: the least a
  *            decoder that verifies the framing format's checksums does for 0x01 chunks), and both
- *            in 4 KiB steps (what the decoder's fused wk_crc32c_copy does); then the framed
+ *            in 4 KiB steps (what the decoder's fused wk_eth_crc32c_copy does); then the framed
  *            decoder on the same bytes (0x01 chunks), 64 KiB and 1 MiB pushes, against the floor;
  *   req/resp one response chunk carrying the real Bellatrix block of
  *            vectors/eth/reqresp-framed/lodestar/goerliShadowForkBlock.13249 (00, 4 context bytes,
- *            varint 8d c1 08, Lodestar's framed stream) read by wk_rr_reader (created per stream,
+ *            varint 8d c1 08, Lodestar's framed stream) read by wk_eth_rr_reader (created per stream,
  *            64 KiB pushes and views), against snappy_uncompress of the stream's three blocks and
  *            against the framing decoder on the same framed stream, also created per stream
  *            (target: the reader within 5 %); the reused (reset) decoder and golang/snappy's
@@ -61,8 +61,8 @@
 #endif
 
 /* The block decoder's test hooks (src/eth/snappy_decode.c): force a kernel, name one. */
-int wk_snappy__set_kernel(int id);
-const char *wk_snappy__kernel_name(int id);
+int wk_eth_snappy__set_kernel(int id);
+const char *wk_eth_snappy__kernel_name(int id);
 #define NKERNELS 4
 
 #define PIECE ((size_t)65536)
@@ -242,8 +242,9 @@ static void op_wk_block_encode(void *c)
 {
     block_job *j = c;
     wk_error err;
-    if (wk_snappy_block_encode(j->raw, j->n, j->enc, j->enc_cap, &j->enc_len, &err) != WK_OK)
-        die(err.msg);
+    wk_out out = {j->enc, j->enc_cap, 0};
+    if (wk_eth_snappy_block_encode(j->raw, j->n, &out, &err) != WK_DONE) die(err.msg);
+    j->enc_len = out.pos;
 }
 static void op_lib_block_encode(void *c)
 {
@@ -257,9 +258,9 @@ static void op_wk_block_decode(void *c)
 {
     block_job *j = c;
     wk_error err;
-    size_t len;
-    if (wk_snappy_block_decode(j->comp, j->comp_len, WK_SNAPPY_BLOCK_MAX, j->out, j->n, &len,
-                               &err) != WK_OK)
+    wk_in in = {j->comp, j->comp_len, 0};
+    wk_out out = {j->out, j->n, 0};
+    if (wk_eth_snappy_block_decode(&in, WK_ETH_SNAPPY_BLOCK_MAX, &out, &err) != WK_DONE)
         die(err.msg);
 }
 static void op_lib_block_decode(void *c)
@@ -273,7 +274,7 @@ static void op_wk_block_validate(void *c)
 {
     block_job *j = c;
     wk_error err;
-    if (wk_snappy_block_validate(j->comp, j->comp_len, WK_SNAPPY_BLOCK_MAX, NULL, &err) != WK_OK)
+    if (wk_eth_snappy_block_validate(j->comp, j->comp_len, WK_ETH_SNAPPY_BLOCK_MAX, NULL, &err) != WK_OK)
         die(err.msg);
 }
 
@@ -288,8 +289,8 @@ typedef struct frame_job {
     uint8_t *enc;    /* encoder output */
     size_t enc_len;
     uint8_t *out;    /* decoded */
-    wk_snappy_frame_encoder *e;
-    wk_snappy_frame_decoder *d;
+    wk_eth_snappy_frame_encoder *e;
+    wk_eth_snappy_frame_decoder *d;
     /* baseline: the 64 KiB pieces as bare blocks */
     size_t pieces;
     uint8_t *blocks;  /* compressed pieces, each at k * block_stride */
@@ -302,7 +303,7 @@ typedef struct frame_job {
 /* A job decoding `stream` (or encoding raw[0..n) into `enc`, both stream_cap bytes) into `out`,
  * 64 KiB pushes and views; the baseline's fields are the caller's. */
 static frame_job frame_job_make(const uint8_t *raw, size_t n, uint8_t *stream, size_t stream_cap,
-                                uint8_t *enc, uint8_t *out, wk_snappy_frame_decoder *d)
+                                uint8_t *enc, uint8_t *out, wk_eth_snappy_frame_decoder *d)
 {
     frame_job j;
     memset(&j, 0, sizeof j);
@@ -321,7 +322,7 @@ static void op_wk_frame_encode(void *c)
 {
     frame_job *j = c;
     wk_error err;
-    wk_snappy_frame_encoder_reset(j->e);
+    wk_eth_snappy_frame_encoder_reset(j->e);
     size_t pos = 0;
     for (size_t off = 0;; off += j->io) {
         bool last = off + j->io >= j->n;
@@ -330,7 +331,8 @@ static void op_wk_frame_encode(void *c)
         do {
             if (pos == j->stream_cap) die("framed stream too large");
             wk_out out = {j->enc + pos, min_sz(j->io, j->stream_cap - pos), 0};
-            r = wk_snappy_frame_encode(j->e, &out, &in, last, &err);
+            r = last ? wk_eth_snappy_frame_encoder_flush(j->e, &in, &out, &err)
+                     : wk_eth_snappy_frame_encode(j->e, &in, &out, &err);
             pos += out.pos;
         } while (r == WK_NEED_OUTPUT);
         if (r != (last ? WK_DONE : WK_NEED_INPUT)) die("frame encode");
@@ -342,8 +344,9 @@ static void op_wk_frame_encode_all(void *c)
 {
     frame_job *j = c;
     wk_error err;
-    if (wk_snappy_frame_encode_all(j->raw, j->n, j->enc, j->stream_cap, &j->enc_len, &err) != WK_OK)
-        die(err.msg);
+    wk_out out = {j->enc, j->stream_cap, 0};
+    if (wk_eth_snappy_frame_encode_all(j->raw, j->n, &out, &err) != WK_DONE) die(err.msg);
+    j->enc_len = out.pos;
 }
 /* The baseline compressor: every piece into one reused (cache-hot) block buffer. */
 static void op_lib_pieces_compress(void *c)
@@ -372,20 +375,20 @@ static void op_wk_frame_decode(void *c)
 {
     frame_job *j = c;
     wk_error err;
-    wk_snappy_frame_decoder_reset(j->d);
+    wk_eth_snappy_frame_decoder_reset(j->d);
     size_t ipos = 0, opos = 0;
     while (ipos < j->stream_len) {
         wk_in in = {j->stream + ipos, min_sz(j->io, j->stream_len - ipos), 0};
         wk_result r;
         do {
             wk_out out = {j->out + opos, min_sz(j->io, j->n + PIECE - opos), 0};
-            r = wk_snappy_frame_decode(j->d, &out, &in, &err);
+            r = wk_eth_snappy_frame_decode(j->d, &in, &out, &err);
             opos += out.pos;
         } while (r == WK_NEED_OUTPUT);
         if (r != WK_NEED_INPUT) die(err.msg);
         ipos += in.pos;
     }
-    if (wk_snappy_frame_decoder_finish(j->d, &err) != WK_OK || opos != j->n) die("frame decode");
+    if (wk_eth_snappy_frame_decoder_finish(j->d, NULL, &err) != WK_DONE || opos != j->n) die("frame decode");
 }
 /* op_wk_frame_decode with a decoder created and freed per stream, as op_wk_rr creates its reader
  * (one per req/resp stream, as a client does): the framed decode the reader is measured against. */
@@ -393,11 +396,11 @@ static void op_wk_frame_decode_fresh(void *c)
 {
     frame_job *j = c;
     wk_error err;
-    wk_snappy_frame_decoder *keep = j->d;
-    j->d = wk_snappy_frame_decoder_create(NULL, &err);
+    wk_eth_snappy_frame_decoder *keep = j->d;
+    j->d = wk_eth_snappy_frame_decoder_create(NULL, &err);
     if (!j->d) die(err.msg);
     op_wk_frame_decode(j);
-    wk_snappy_frame_decoder_free(j->d);
+    wk_eth_snappy_frame_decoder_destroy(j->d);
     j->d = keep;
 }
 static void op_lib_pieces_uncompress(void *c)
@@ -423,12 +426,12 @@ typedef struct crc_job {
 static void op_crc_isal(void *c)
 {
     crc_job *j = c;
-    j->sink = wk_crc32c(j->p, j->n);
+    j->sink = wk_eth_crc32c(j->p, j->n);
 }
 static void op_crc_table(void *c)
 {
     crc_job *j = c;
-    j->sink = wk_crc32c_table(j->p, j->n);
+    j->sink = wk_eth_crc32c_table(j->p, j->n);
 }
 
 /* The work a checksum-verifying decoder cannot avoid on incompressible data (0x01 chunks),
@@ -453,7 +456,7 @@ static void op_crc_then_copy(void *c)
     uint32_t acc = 0;
     for (size_t off = 0; off < j->n; off += PIECE) {
         size_t k = min_sz(PIECE, j->n - off);
-        acc ^= wk_crc32c(j->src + off, k);
+        acc ^= wk_eth_crc32c(j->src + off, k);
         memcpy(j->dst + off, j->src + off, k);
     }
     j->sink = acc;
@@ -465,9 +468,9 @@ static void op_crc_copy_steps(void *c)
     for (size_t off = 0; off < j->n; off += PIECE) {
         size_t k = min_sz(PIECE, j->n - off);
         uint32_t crc = 0;
-        for (size_t s = 0; s < k; s += 4096) { /* the step of the decoder's wk_crc32c_copy */
+        for (size_t s = 0; s < k; s += 4096) { /* the step of the decoder's wk_eth_crc32c_copy */
             size_t m = min_sz(4096, k - s);
-            crc = wk_crc32c_update(crc, j->src + off + s, m);
+            crc = wk_eth_crc32c_update(crc, j->src + off + s, m);
             memcpy(j->dst + off + s, j->src + off + s, m);
         }
         acc ^= crc;
@@ -491,10 +494,10 @@ static void op_wk_rr(void *c)
 {
     rr_job *j = c;
     wk_error err;
-    wk_rr_options o;
+    wk_eth_rr_reader_params o;
     memset(&o, 0, sizeof o);
     o.context_bytes = true;
-    wk_rr_reader *r = wk_rr_reader_create(&o, NULL, &err);
+    wk_eth_rr_reader *r = wk_eth_rr_reader_create(&o, &err);
     if (!r) die(err.msg);
     size_t ipos = 0, opos = 0;
     int ends = 0;
@@ -502,16 +505,16 @@ static void op_wk_rr(void *c)
         wk_in in = {j->chunk + ipos, min_sz(PIECE, j->chunk_len - ipos), 0};
         for (;;) {
             wk_out out = {j->out + opos, min_sz(PIECE, j->ssz_len + PIECE - opos), 0};
-            wk_rr_event ev = wk_rr_read(r, &out, &in, &err);
+            wk_result res = wk_eth_rr_reader_read(r, &in, &out, &err);
             opos += out.pos;
-            if (ev == WK_RR_ERROR) die(err.msg);
-            if (ev == WK_RR_CHUNK_END) ends++;
-            if (ev == WK_RR_NEED_INPUT) break;
+            if (res == WK_ERROR) die(err.msg);
+            if (res == WK_EVENT && wk_eth_rr_reader_event(r) == WK_ETH_RR_CHUNK_END) ends++;
+            if (res == WK_NEED_INPUT) break;
         }
         ipos += in.pos;
     }
-    if (wk_rr_reader_finish(r, &err) != WK_OK || ends != 1 || opos != j->ssz_len) die("rr read");
-    wk_rr_reader_free(r);
+    if (wk_eth_rr_reader_finish(r, NULL, &err) != WK_DONE || ends != 1 || opos != j->ssz_len) die("rr read");
+    wk_eth_rr_reader_destroy(r);
 }
 static void op_lib_rr(void *c)
 {
@@ -635,7 +638,7 @@ int main(int argc, char **argv)
             const char *k = argv[++i];
             kernel = -2;
             for (int id = 0; id < NKERNELS; id++)
-                if (strcmp(k, wk_snappy__kernel_name(id)) == 0) kernel = id;
+                if (strcmp(k, wk_eth_snappy__kernel_name(id)) == 0) kernel = id;
             if (strcmp(k, "auto") == 0) kernel = -1;
             if (kernel == -2) die("--kernel: portable, bmi2, avx2, avx512 or auto");
         }
@@ -714,20 +717,20 @@ int main(int argc, char **argv)
     size_t maxn = 0;
     for (size_t i = 0; i < nds; i++)
         if (ds[i].n > maxn) maxn = ds[i].n;
-    size_t enc_cap = (size_t)wk_snappy_max_compressed_len(maxn);
-    size_t stream_cap = (size_t)wk_snappy_frame_max_encoded_len(maxn) + PIECE;
+    size_t enc_cap = (size_t)wk_eth_snappy_block_max_size(maxn);
+    size_t stream_cap = (size_t)wk_eth_snappy_frame_max_size(maxn) + PIECE;
     uint8_t *comp_buf = xmalloc(enc_cap),
             *enc = xmalloc(enc_cap > stream_cap ? enc_cap : stream_cap);
     uint8_t *enc2 = xmalloc(enc_cap), *out = xmalloc(maxn + 2 * PIECE);
     uint8_t *stream = xmalloc(stream_cap);
 
     const char *go_peer = go_peer_build();
-    int ran = wk_snappy__set_kernel(kernel);
+    int ran = wk_eth_snappy__set_kernel(kernel);
     if (kernel >= 0 && ran != kernel) die("--kernel: this CPU cannot run that kernel");
     printf("wirekit %s eth_bench: libsnappy (snappy-c), ISA-L crc32_iscsi, golang/snappy's "
            "framed Reader (%s); vectors %s\n",
            wk_version(), go_peer, shared);
-    printf("block decoder kernel: %s (%s)\n", wk_snappy__kernel_name(ran),
+    printf("block decoder kernel: %s (%s)\n", wk_eth_snappy__kernel_name(ran),
            kernel >= 0 ? "forced by --kernel" : "the library's run-time choice");
     printf("MB/s = 10^6 uncompressed bytes per second (CRC: GB/s = 10^9 input bytes per second), "
            "median of %d repetitions (each >= %.0f ms); ratio = median of the per-repetition "
@@ -792,9 +795,9 @@ int main(int argc, char **argv)
            "libsnappy)\n\n");
     int kern_ids[NKERNELS], nkern = 0;
     for (int k = 0; k < NKERNELS; k++)
-        if (wk_snappy__set_kernel(k) == k) kern_ids[nkern++] = k;
+        if (wk_eth_snappy__set_kernel(k) == k) kern_ids[nkern++] = k;
     printf("| data | libsnappy |");
-    for (int k = 0; k < nkern; k++) printf(" %s | ratio |", wk_snappy__kernel_name(kern_ids[k]));
+    for (int k = 0; k < nkern; k++) printf(" %s | ratio |", wk_eth_snappy__kernel_name(kern_ids[k]));
     printf("\n|---|---:|");
     for (int k = 0; k < nkern; k++) printf("---:|---:|");
     printf("\n");
@@ -803,7 +806,7 @@ int main(int argc, char **argv)
         block_job j = {d->raw, d->n, d->comp, d->comp_len, enc, enc_cap, 0, out};
         pair pk[NKERNELS];
         for (int k = 0; k < nkern; k++) {
-            wk_snappy__set_kernel(kern_ids[k]);
+            wk_eth_snappy__set_kernel(kern_ids[k]);
             memset(out, 0, d->n);
             op_wk_block_decode(&j);
             if (memcmp(out, d->raw, d->n) != 0) die("kernel block decode mismatch");
@@ -816,14 +819,14 @@ int main(int argc, char **argv)
         printf("\n");
         fflush(stdout);
     }
-    wk_snappy__set_kernel(kernel);
+    wk_eth_snappy__set_kernel(kernel);
 
     /* ---- framed ---- */
     wk_error err;
-    wk_snappy_frame_encoder *fe = wk_snappy_frame_encoder_create(NULL, &err);
-    wk_snappy_frame_decoder *fd = wk_snappy_frame_decoder_create(NULL, &err);
+    wk_eth_snappy_frame_encoder *fe = wk_eth_snappy_frame_encoder_create(NULL, &err);
+    wk_eth_snappy_frame_decoder *fd = wk_eth_snappy_frame_decoder_create(NULL, &err);
     if (!fe || !fd) die("framing create");
-    size_t stride = (size_t)wk_snappy_max_compressed_len(PIECE);
+    size_t stride = (size_t)wk_eth_snappy_block_max_size(PIECE);
     size_t max_pieces = (maxn + PIECE - 1) / PIECE;
     uint8_t *blocks = xmalloc(max_pieces * stride);
     size_t *block_len = xmalloc(max_pieces * sizeof *block_len);
@@ -890,7 +893,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "eth_bench: framed %s done\n", d->name);
         nfr++;
     }
-    wk_snappy_frame_encoder_free(fe);
+    wk_eth_snappy_frame_encoder_destroy(fe);
 
     printf("\n### Snappy framing format, encoding (64 KiB pushes and views) against libsnappy "
            "compressing the same 64 KiB pieces\n\n");
@@ -927,7 +930,7 @@ int main(int argc, char **argv)
 
     /* ---- CRC-32C ---- */
     printf("\n### CRC-32C\n\n");
-    printf("| buffer | wk_crc32c (ISA-L) GB/s | wk_crc32c_table GB/s | ratio | ISA-L target >= 25 "
+    printf("| buffer | wk_eth_crc32c (ISA-L) GB/s | wk_eth_crc32c_table GB/s | ratio | ISA-L target >= 25 "
            "GB/s |\n");
     printf("|---:|---:|---:|---:|---|\n");
     bool crc_target = true;
@@ -935,7 +938,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < 2; k++) {
         size_t cn = min_sz(crc_sizes[k], n);
         crc_job j = {rb, cn, 0};
-        if (wk_crc32c(rb, cn) != wk_crc32c_table(rb, cn)) die("CRC-32C implementations disagree");
+        if (wk_eth_crc32c(rb, cn) != wk_eth_crc32c_table(rb, cn)) die("CRC-32C implementations disagree");
         pair pc = compare(op_crc_isal, &j, op_crc_table, &j, (double)cn, 1e9, reps);
         bool ok = pc.a >= 25.0;
         if (!ok) crc_target = false;
@@ -992,7 +995,7 @@ int main(int argc, char **argv)
     rj.ssz_len = ssz_len;
     rj.out = out;
     /* the framed stream's blocks, for the baseline */
-    for (size_t pos = WK_SNAPPY_FRAME_STREAM_ID_LEN; pos + 4 <= framed_len;) {
+    for (size_t pos = WK_ETH_SNAPPY_FRAME_STREAM_ID_LEN; pos + 4 <= framed_len;) {
         size_t len =
             (size_t)framed[pos + 1] | (size_t)framed[pos + 2] << 8 | (size_t)framed[pos + 3] << 16;
         if (framed[pos] == 0x00) {
@@ -1022,7 +1025,7 @@ int main(int argc, char **argv)
                        reps);
     double go_rr = go_reader_mbps(go_peer, framed, framed_len, reps, ssz, ssz_len);
     bool rr_ok = prf.ratio >= 0.95;
-    printf("| stream | bytes | chunks | wk_rr_reader MB/s | libsnappy blocks MB/s | ratio | "
+    printf("| stream | bytes | chunks | wk_eth_rr_reader MB/s | libsnappy blocks MB/s | ratio | "
            "framed decode of streamed.snappy MB/s | rr / framed | target rr >= 0.95 framed | "
            "framed decode, decoder reused (reset) MB/s | golang/snappy Reader on streamed.snappy "
            "MB/s | rr / Go |\n");
@@ -1031,9 +1034,9 @@ int main(int argc, char **argv)
            "%.3f | %.1f | %.3f | %s | %.1f | %.1f | %.3f |\n",
            chunk_len, rj.nblocks, pr.a, pr.b, pr.ratio, prf.b, prf.ratio, rr_ok ? "met" : "MISSED",
            pfr.a, go_rr, pr.a / go_rr);
-    wk_snappy_frame_decoder_free(fd);
+    wk_eth_snappy_frame_decoder_destroy(fd);
 
-    printf("\ntargets (block decoder kernel %s):\n", wk_snappy__kernel_name(ran));
+    printf("\ntargets (block decoder kernel %s):\n", wk_eth_snappy__kernel_name(ran));
     printf("  framed decode faster than libsnappy on the same pieces and golang/snappy's Reader, "
            "64 KiB pushes, every corpus: %s",
            frame_target ? "met\n" : "MISSED on");
@@ -1049,7 +1052,7 @@ int main(int argc, char **argv)
            floor_64k, floor_1m);
     printf("  Bellatrix block decode >= 10 GB/s: %.2f GB/s: %s\n", bellatrix_block / 1e3,
            quick ? "not measured (--quick)" : bellatrix_block >= 10e3 ? "met" : "MISSED");
-    printf("  wk_rr_reader within 5 %% of the framed decode of the same stream: %.3f: %s\n",
+    printf("  wk_eth_rr_reader within 5 %% of the framed decode of the same stream: %.3f: %s\n",
            prf.ratio, rr_ok ? "met" : "MISSED");
     printf("  ISA-L CRC-32C >= 25 GB/s: %s\n", crc_target ? "met" : "MISSED");
     printf("total time %.1f s\n", now() - t_start);

@@ -89,9 +89,8 @@ int eth_fail_status(const wk_error *err, int status)
     return status;
 }
 
-int eth_fail_local(wk_error *err)
+int eth_fail_local(const wk_error *err)
 {
-    err->category = WK_CAT_INTEGRATION;
     return eth_fail_status(err, WK_EXIT_USAGE);
 }
 
@@ -111,17 +110,17 @@ bool eth_u64_opt(const char *name, const char *val, uint64_t min, uint64_t max, 
 
 /* (cmd_eth.h) Parses --min / --max into *b; returns 1 when argv[*i] was one of them and was valid, -1 on a
  * usage error (printed), 0 when argv[*i] is something else. */
-int eth_take_bounds(int argc, char **argv, int *i, wk_ssz_bounds *b)
+int eth_take_bounds(int argc, char **argv, int *i, wk_eth_ssz_bounds *b)
 {
     const char *v;
     if (wk_cli_take(argc, argv, i, "--min", &v))
-        return eth_u64_opt("--min", v, 0, WK_SSZ_MAX_PAYLOAD_SIZE, &b->min_len) ? 1 : -1;
+        return eth_u64_opt("--min", v, 0, WK_ETH_SSZ_MAX_PAYLOAD_SIZE, &b->min_len) ? 1 : -1;
     if (wk_cli_take(argc, argv, i, "--max", &v))
-        return eth_u64_opt("--max", v, 1, WK_SSZ_MAX_PAYLOAD_SIZE, &b->max_len) ? 1 : -1;
+        return eth_u64_opt("--max", v, 1, WK_ETH_SSZ_MAX_PAYLOAD_SIZE, &b->max_len) ? 1 : -1;
     return 0;
 }
 
-int eth_check_bounds(const char *cmd, const wk_ssz_bounds *b)
+int eth_check_bounds(const char *cmd, const wk_eth_ssz_bounds *b)
 {
     if (b->max_len && b->min_len > b->max_len)
         return wk_cli_usage("wirekit eth %s: --min %llu is above --max %llu", cmd,
@@ -140,25 +139,26 @@ static int snappy_compress_block(void)
 {
     size_t n;
     bool more;
-    uint8_t *src = eth_read_input(WK_SNAPPY_BLOCK_MAX, &n, &more);
+    uint8_t *src = eth_read_input(WK_ETH_SNAPPY_BLOCK_MAX, &n, &more);
     if (!src) return WK_EXIT_USAGE;
     wk_error err;
     if (more) {
         free(src);
         wk_error_set(&err, WK_ERR_ARG, WK_NO_OFFSET, "input above %lu bytes: too long for one block",
-                     (unsigned long)WK_SNAPPY_BLOCK_MAX);
+                     (unsigned long)WK_ETH_SNAPPY_BLOCK_MAX);
         return eth_fail_local(&err);
     }
-    size_t cap = (size_t)wk_snappy_max_compressed_len(n), out_len = 0;
+    size_t cap = (size_t)wk_eth_snappy_block_max_size(n);
     uint8_t *dst = malloc(cap);
+    wk_out out = {dst, cap, 0};
     int rc;
     if (!dst) {
         fprintf(stderr, "WK_ERR_NOMEM: cannot allocate %zu bytes\n", cap);
         rc = WK_EXIT_USAGE;
-    } else if (wk_snappy_block_encode(src, n, dst, cap, &out_len, &err) != WK_OK) {
-        rc = wk_cli_fail(&err);
+    } else if (wk_eth_snappy_block_encode(src, n, &out, &err) != WK_DONE) {
+        rc = eth_fail_local(&err);
     } else {
-        rc = eth_put(dst, out_len);
+        rc = eth_put(dst, out.pos);
     }
     free(src);
     free(dst);
@@ -178,14 +178,14 @@ static int snappy_decompress_block(uint64_t max)
     wk_error err;
     int rc;
     if (more) {
-        if (wk_snappy_block_validate(src, n, max, NULL, &err) == WK_OK)
+        if (wk_eth_snappy_block_validate(src, n, max, NULL, &err) == WK_OK)
             wk_error_set(&err, WK_ERR_SNAPPY_OVERRUN, n, "input continues after a complete block");
         free(src);
         return wk_cli_fail(&err);
     }
     uint8_t *out = NULL;
     size_t out_len = 0;
-    if (wk_snappy_block_decode_alloc(src, n, max, NULL, &out, &out_len, &err) != WK_OK)
+    if (wk_eth_snappy_block_decode_alloc(src, n, max, NULL, &out, &out_len, &err) != WK_OK)
         rc = wk_cli_fail(&err);
     else
         rc = eth_put(out, out_len);
@@ -198,7 +198,7 @@ static int snappy_decompress_block(uint64_t max)
 static int snappy_compress_framed(void)
 {
     wk_error err;
-    wk_snappy_frame_encoder *e = wk_snappy_frame_encoder_create(NULL, &err);
+    wk_eth_snappy_frame_encoder *e = wk_eth_snappy_frame_encoder_create(NULL, &err);
     if (!e) return wk_cli_fail(&err);
     static uint8_t ibuf[ETH_IO_CHUNK], obuf[2 * ETH_IO_CHUNK];
     int rc = 0;
@@ -217,7 +217,8 @@ static int snappy_compress_framed(void)
         wk_result r;
         do {
             wk_out out = {obuf, sizeof obuf, 0};
-            r = wk_snappy_frame_encode(e, &out, &in, eof, &err);
+            r = eof ? wk_eth_snappy_frame_encoder_flush(e, &in, &out, &err)
+                    : wk_eth_snappy_frame_encode(e, &in, &out, &err);
             if (r == WK_ERROR) {
                 rc = wk_cli_fail(&err);
                 break;
@@ -225,7 +226,7 @@ static int snappy_compress_framed(void)
             if ((rc = eth_put(obuf, out.pos))) break;
         } while (r == WK_NEED_OUTPUT);
     }
-    wk_snappy_frame_encoder_free(e);
+    wk_eth_snappy_frame_encoder_destroy(e);
     return eth_finish_stdout(rc);
 }
 
@@ -234,9 +235,9 @@ static int snappy_compress_framed(void)
 static int snappy_decompress_framed(bool has_max, uint64_t max)
 {
     wk_error err;
-    wk_snappy_frame_decoder *d = wk_snappy_frame_decoder_create(NULL, &err);
+    wk_eth_snappy_frame_decoder *d = wk_eth_snappy_frame_decoder_create(NULL, &err);
     if (!d) return wk_cli_fail(&err);
-    if (has_max) wk_snappy_frame_decoder_set_output_limit(d, max);
+    if (has_max) wk_eth_snappy_frame_decoder_set_output_limit(d, max);
     static uint8_t ibuf[ETH_IO_CHUNK], obuf[2 * ETH_IO_CHUNK];
     int rc = 0;
     bool done = false;
@@ -247,7 +248,7 @@ static int snappy_decompress_framed(bool has_max, uint64_t max)
         wk_result r;
         do {
             wk_out out = {obuf, sizeof obuf, 0};
-            r = wk_snappy_frame_decode(d, &out, &in, &err);
+            r = wk_eth_snappy_frame_decode(d, &in, &out, &err);
             if ((rc = eth_put(obuf, out.pos))) break;
             if (r == WK_ERROR) {
                 fflush(stdout);
@@ -257,7 +258,7 @@ static int snappy_decompress_framed(bool has_max, uint64_t max)
         if (rc == 0 && r == WK_DONE) {
             /* The output reached --max at a chunk boundary: the stream must end here. */
             if (in.pos < in.size || eth_stdin_has_more()) {
-                wk_error_set(&err, WK_ERR_SSZSNAPPY_EXCESS_DATA, wk_snappy_frame_decoder_consumed(d),
+                wk_error_set(&err, WK_ERR_SSZSNAPPY_EXCESS_DATA, wk_eth_snappy_frame_decoder_consumed(d),
                              "input continues after the %llu output bytes allowed by --max",
                              (unsigned long long)max);
                 rc = wk_cli_fail(&err);
@@ -265,11 +266,11 @@ static int snappy_decompress_framed(bool has_max, uint64_t max)
             done = true;
         }
     }
-    if (rc == 0 && wk_snappy_frame_decoder_finish(d, &err) != WK_OK) {
+    if (rc == 0 && wk_eth_snappy_frame_decoder_finish(d, NULL, &err) != WK_DONE) {
         fflush(stdout);
         rc = wk_cli_fail(&err);
     }
-    wk_snappy_frame_decoder_free(d);
+    wk_eth_snappy_frame_decoder_destroy(d);
     return eth_finish_stdout(rc);
 }
 
@@ -314,7 +315,7 @@ static int snappy_verb(int argc, char **argv, bool compress)
     }
     if (compress) return framed ? snappy_compress_framed() : snappy_compress_block();
     if (framed) return snappy_decompress_framed(has_max, max);
-    if (max > WK_SNAPPY_BLOCK_MAX)
+    if (max > WK_ETH_SNAPPY_BLOCK_MAX)
         return wk_cli_usage("wirekit eth snappy decompress: block --max is at most 4294967295");
     return snappy_decompress_block(max);
 }
@@ -326,7 +327,7 @@ static int cmd_snappy_decompress(int argc, char **argv) { return snappy_verb(arg
  * wirekit eth rlp decode
  * ------------------------------------------------------------------------------------------- */
 
-#define RLP_MAX_DEPTH WK_RLP_MAX_DEPTH /* 256: the library's fixed stack */
+#define RLP_MAX_DEPTH WK_ETH_RLP_MAX_DEPTH /* 256: the library's fixed stack */
 #define RLP_MAX_INPUT (256u << 20)
 
 /* Writes p[0..n) as lowercase hex to stdout through a small buffer. */
@@ -343,13 +344,13 @@ static void put_hex(const uint8_t *p, size_t n)
 }
 
 /* Prints the item at p[0..n) as JSON (strings "0x<hex>", lists arrays); p[0..n) has passed
- * wk_rlp_check, so every header reads and the nesting is at most RLP_MAX_DEPTH deep. Returns the
+ * wk_eth_rlp_check, so every header reads and the nesting is at most RLP_MAX_DEPTH deep. Returns the
  * item's encoded length. */
 static size_t print_rlp_json(const uint8_t *p, size_t n)
 {
-    wk_rlp_item item;
+    wk_eth_rlp_item item;
     wk_error err;
-    if (wk_rlp_read_header(p, n, &item, &err) != WK_OK) return n; /* not reached after the check */
+    if (wk_eth_rlp_read_header(p, n, &item, &err) != WK_OK) return n; /* not reached after the check */
     const uint8_t *payload = p + item.header_len;
     if (!item.is_list) {
         fputs("\"0x", stdout);
@@ -394,14 +395,14 @@ static int cmd_rlp_decode(int argc, char **argv)
     if (more) {
         wk_error_set(&err, WK_ERR_ARG, WK_NO_OFFSET, "input above %u bytes", RLP_MAX_INPUT);
         rc = eth_fail_local(&err);
-    } else if (wk_rlp_check(src, n, RLP_MAX_DEPTH, &err) != WK_OK) {
+    } else if (wk_eth_rlp_check(src, n, RLP_MAX_DEPTH, &err) != WK_OK) {
         rc = wk_cli_fail(&err);
     } else if (json) {
         print_rlp_json(src, n);
         fputc('\n', stdout);
     } else {
-        wk_rlp_item item;
-        if (wk_rlp_read_header(src, n, &item, &err) != WK_OK) {
+        wk_eth_rlp_item item;
+        if (wk_eth_rlp_read_header(src, n, &item, &err) != WK_OK) {
             rc = wk_cli_fail(&err);
         } else if (!item.is_list) {
             printf("string length=%zu\n", item.payload_len);
@@ -409,8 +410,8 @@ static int cmd_rlp_decode(int argc, char **argv)
             size_t at = 0, items = 0;
             const uint8_t *payload = src + item.header_len;
             while (at < item.payload_len) {
-                wk_rlp_item sub;
-                if (wk_rlp_read_header(payload + at, item.payload_len - at, &sub, &err) != WK_OK) break;
+                wk_eth_rlp_item sub;
+                if (wk_eth_rlp_read_header(payload + at, item.payload_len - at, &sub, &err) != WK_OK) break;
                 at += sub.header_len + sub.payload_len;
                 items++;
             }

@@ -23,15 +23,15 @@ int eth_fail_shift(wk_error *err, uint64_t shift);
  * imply, e.g. an RLPx frame-size whose frame-data ends early: exit 3). */
 int eth_fail_status(const wk_error *err, int status);
 /* Marks err as a local (Integration) failure and prints it: exit 1. */
-int eth_fail_local(wk_error *err);
+int eth_fail_local(const wk_error *err);
 /* Parses the value of option `name` as a decimal in [min, max]; prints a usage line and returns
  * false on failure. */
 bool eth_u64_opt(const char *name, const char *val, uint64_t min, uint64_t max, uint64_t *out);
 /* The SSZ type bounds options: parses --min N / --max N at argv[*i] into *b; 1 when it was one of
  * them and valid (*i advanced), -1 on a usage error (printed), 0 when argv[*i] is another option. */
-int eth_take_bounds(int argc, char **argv, int *i, wk_ssz_bounds *b);
+int eth_take_bounds(int argc, char **argv, int *i, wk_eth_ssz_bounds *b);
 /* Prints a usage line and returns -1 when --min is above --max ("wirekit eth CMD: ..."), else 0. */
-int eth_check_bounds(const char *cmd, const wk_ssz_bounds *b);
+int eth_check_bounds(const char *cmd, const wk_eth_ssz_bounds *b);
 
 /* The verbs of the message layers (cmd_eth_msg.c, cmd_eth_reqresp.c). argv[0] = the verb. */
 int wk_cli_eth_rlpx_encode(int argc, char **argv);

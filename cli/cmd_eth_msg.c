@@ -37,25 +37,26 @@ int wk_cli_eth_rlpx_encode(int argc, char **argv)
     size_t n;
     bool more;
     /* One byte above the send limit reaches the library, which names the refusal. */
-    uint8_t *src = eth_read_input(WK_RLPX_MAX_SEND_DATA + 1u, &n, &more);
+    uint8_t *src = eth_read_input(WK_ETH_RLPX_MAX_SEND_DATA + 1u, &n, &more);
     if (!src) return WK_EXIT_USAGE;
     wk_error err;
     int rc;
     if (more) {
         free(src);
         wk_error_set(&err, WK_ERR_RLPX_TOO_LARGE, WK_NO_OFFSET, "msg-data above %u bytes",
-                     WK_RLPX_MAX_SEND_DATA);
+                     WK_ETH_RLPX_MAX_SEND_DATA);
         return eth_fail_local(&err);
     }
-    size_t cap = (size_t)wk_rlpx_max_encoded_len(n), out_len = 0;
+    size_t cap = (size_t)wk_eth_rlpx_max_size(n);
     uint8_t *dst = malloc(cap);
+    wk_out out = {dst, cap, 0};
     if (!dst) {
         fprintf(stderr, "WK_ERR_NOMEM: cannot allocate %zu bytes\n", cap);
         rc = WK_EXIT_USAGE;
-    } else if (wk_rlpx_encode(msg_id, src, n, compress, dst, cap, &out_len, &err) != WK_OK) {
-        rc = wk_cli_fail(&err);
+    } else if (wk_eth_rlpx_encode(msg_id, src, n, compress, &out, &err) != WK_DONE) {
+        rc = eth_fail_local(&err); /* the sender's refusal: usage exit status */
     } else {
-        rc = eth_put(dst, out_len);
+        rc = eth_put(dst, out.pos);
     }
     free(src);
     free(dst);
@@ -69,7 +70,7 @@ int wk_cli_eth_rlpx_encode(int argc, char **argv)
 int wk_cli_eth_rlpx_decode(int argc, char **argv)
 {
     bool bare = false, compress = true;
-    uint64_t max = 0; /* 0 = the library default, WK_RLPX_DEFAULT_MAX_DATA */
+    uint64_t max = 0; /* 0 = the library default, WK_ETH_RLPX_DEFAULT_MAX_DATA */
     const char *v;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -92,22 +93,22 @@ int wk_cli_eth_rlpx_decode(int argc, char **argv)
         } else if (strcmp(a, "--no-compress") == 0) {
             compress = false;
         } else if (wk_cli_take(argc, argv, &i, "--max", &v)) {
-            if (!eth_u64_opt("--max", v, 1, WK_SNAPPY_BLOCK_MAX, &max)) return WK_EXIT_USAGE;
+            if (!eth_u64_opt("--max", v, 1, WK_ETH_SNAPPY_BLOCK_MAX, &max)) return WK_EXIT_USAGE;
         } else {
             return wk_cli_usage("wirekit eth rlpx decode: unknown or incomplete option '%s'", a);
         }
     }
     size_t hdr = bare ? 0 : 3, n;
     bool more;
-    uint8_t *src = eth_read_input(hdr + WK_RLPX_FRAME_SIZE_MAX, &n, &more);
+    uint8_t *src = eth_read_input(hdr + WK_ETH_RLPX_FRAME_SIZE_MAX, &n, &more);
     if (!src) return WK_EXIT_USAGE;
     wk_error err;
     int rc = 0;
     size_t fd_len = bare ? n : 0;
     if (bare) {
         if (more) {
-            wk_error_set(&err, WK_ERR_RLPX_FRAME_SIZE, WK_RLPX_FRAME_SIZE_MAX,
-                         "frame-data longer than %u bytes", WK_RLPX_FRAME_SIZE_MAX);
+            wk_error_set(&err, WK_ERR_RLPX_FRAME_SIZE, WK_ETH_RLPX_FRAME_SIZE_MAX,
+                         "frame-data longer than %u bytes", WK_ETH_RLPX_FRAME_SIZE_MAX);
             rc = wk_cli_fail(&err);
         }
     } else if (n < 3) {
@@ -127,14 +128,16 @@ int wk_cli_eth_rlpx_decode(int argc, char **argv)
         fd_len = fs;
     }
     uint8_t *dst = NULL;
-    wk_rlpx_message msg;
-    if (rc == 0 && wk_rlpx_parse(src + hdr, fd_len, compress, max, &msg, &err) != WK_OK)
+    wk_eth_rlpx_message msg;
+    if (rc == 0 && wk_eth_rlpx_parse(src + hdr, fd_len, compress, max, &msg, &err) != WK_OK)
         rc = eth_fail_shift(&err, hdr);
     if (rc == 0 && !(dst = malloc(msg.data_len ? msg.data_len : 1))) {
         fprintf(stderr, "WK_ERR_NOMEM: cannot allocate %zu bytes\n", msg.data_len);
         rc = WK_EXIT_USAGE;
     }
-    if (rc == 0 && wk_rlpx_decode(src + hdr, fd_len, &msg, dst, msg.data_len, &err) != WK_OK)
+    wk_in fd = {src + hdr, fd_len, 0};
+    wk_out mo = {dst, msg.data_len, 0}; /* exactly the parsed length: never NEED_OUTPUT */
+    if (rc == 0 && wk_eth_rlpx_decode(&msg, &fd, &mo, &err) != WK_DONE)
         rc = eth_fail_shift(&err, hdr);
     if (rc == 0 && (rc = eth_put(dst, msg.data_len)) == 0)
         fprintf(stderr, "msg-id %llu\n", (unsigned long long)msg.msg_id);
@@ -154,7 +157,7 @@ int wk_cli_eth_rlpx_decode(int argc, char **argv)
 
 int wk_cli_eth_gossip_encode(int argc, char **argv)
 {
-    wk_ssz_bounds b = {0, 0};
+    wk_eth_ssz_bounds b = {0, 0};
     for (int i = 1; i < argc; i++) {
         if (wk_cli_is_help(argv[i])) {
             printf("usage: wirekit eth gossip encode [--min N] [--max N]\n"
@@ -171,25 +174,26 @@ int wk_cli_eth_gossip_encode(int argc, char **argv)
     if (eth_check_bounds("gossip encode", &b)) return WK_EXIT_USAGE;
     size_t n;
     bool more;
-    uint8_t *src = eth_read_input(WK_SSZ_MAX_PAYLOAD_SIZE + 1u, &n, &more);
+    uint8_t *src = eth_read_input(WK_ETH_SSZ_MAX_PAYLOAD_SIZE + 1u, &n, &more);
     if (!src) return WK_EXIT_USAGE;
     wk_error err;
     int rc;
     if (more) {
         free(src);
         wk_error_set(&err, WK_ERR_SNAPPY_TOO_LARGE, WK_NO_OFFSET, "SSZ bytes above MAX_PAYLOAD_SIZE (%u)",
-                     WK_SSZ_MAX_PAYLOAD_SIZE);
+                     WK_ETH_SSZ_MAX_PAYLOAD_SIZE);
         return eth_fail_local(&err);
     }
-    size_t cap = (size_t)wk_snappy_max_compressed_len(n), out_len = 0;
+    size_t cap = (size_t)wk_eth_snappy_block_max_size(n);
     uint8_t *dst = malloc(cap);
+    wk_out out = {dst, cap, 0};
     if (!dst) {
         fprintf(stderr, "WK_ERR_NOMEM: cannot allocate %zu bytes\n", cap);
         rc = WK_EXIT_USAGE;
-    } else if (wk_gossip_encode(src, n, &b, dst, cap, &out_len, &err) != WK_OK) {
-        rc = wk_cli_fail(&err);
+    } else if (wk_eth_gossip_encode(src, n, &b, &out, &err) != WK_DONE) {
+        rc = eth_fail_local(&err); /* the sender's refusal: usage exit status */
     } else {
-        rc = eth_put(dst, out_len);
+        rc = eth_put(dst, out.pos);
     }
     free(src);
     free(dst);
@@ -198,7 +202,7 @@ int wk_cli_eth_gossip_encode(int argc, char **argv)
 
 int wk_cli_eth_gossip_decode(int argc, char **argv)
 {
-    wk_ssz_bounds b = {0, 0};
+    wk_eth_ssz_bounds b = {0, 0};
     bool message_id = false;
     const char *topic = NULL;
     for (int i = 1; i < argc; i++) {
@@ -233,21 +237,21 @@ int wk_cli_eth_gossip_decode(int argc, char **argv)
      * the message-id of any data a gossipsub frame can carry). */
     size_t n;
     bool more;
-    uint8_t *src = eth_read_input(WK_GOSSIP_MAX_MESSAGE_SIZE, &n, &more);
+    uint8_t *src = eth_read_input(WK_ETH_GOSSIP_MAX_MESSAGE_SIZE, &n, &more);
     if (!src) return WK_EXIT_USAGE;
     wk_error err;
     int rc = 0;
     if (more) {
-        wk_error_set(&err, WK_ERR_GOSSIP_COMPRESSED_TOO_LARGE, WK_GOSSIP_MAX_COMPRESSED,
-                     "Message.data above max_message_size() = %u bytes", WK_GOSSIP_MAX_MESSAGE_SIZE);
+        wk_error_set(&err, WK_ERR_GOSSIP_COMPRESSED_TOO_LARGE, WK_ETH_GOSSIP_MAX_COMPRESSED,
+                     "Message.data above max_message_size() = %u bytes", WK_ETH_GOSSIP_MAX_MESSAGE_SIZE);
         free(src);
         return wk_cli_fail(&err);
     }
     if (message_id) {
-        uint8_t id[WK_GOSSIP_MESSAGE_ID_LEN];
-        char hex[2 * WK_GOSSIP_MESSAGE_ID_LEN + 1];
+        uint8_t id[WK_ETH_GOSSIP_MESSAGE_ID_LEN];
+        char hex[2 * WK_ETH_GOSSIP_MESSAGE_ID_LEN + 1];
         bool valid = false;
-        if (wk_gossip_message_id(src, n, topic, topic ? strlen(topic) : 0, &b, NULL, id, &valid, &err) !=
+        if (wk_eth_gossip_message_id(src, n, topic, topic ? strlen(topic) : 0, &b, NULL, id, &valid, &err) !=
             WK_OK) {
             free(src);
             return wk_cli_fail(&err);
@@ -257,16 +261,18 @@ int wk_cli_eth_gossip_decode(int argc, char **argv)
     }
     uint64_t declared = 0;
     uint8_t *dst = NULL;
-    size_t out_len = 0;
-    if (wk_gossip_peek(src, n, &b, &declared, &err) != WK_OK) {
+    wk_in in = {src, n, 0};
+    wk_out out = {NULL, 0, 0};
+    if (wk_eth_gossip_peek(src, n, &b, &declared, &err) != WK_OK) {
         rc = wk_cli_fail(&err);
     } else if (!(dst = malloc(declared ? (size_t)declared : 1))) {
         fprintf(stderr, "WK_ERR_NOMEM: cannot allocate %llu bytes\n", (unsigned long long)declared);
         rc = WK_EXIT_USAGE;
-    } else if (wk_gossip_decode(src, n, &b, dst, (size_t)declared, &out_len, &err) != WK_OK) {
+    } else if (out = (wk_out){dst, (size_t)declared, 0},
+               wk_eth_gossip_decode(&in, &b, &out, &err) != WK_DONE) {
         rc = wk_cli_fail(&err);
     } else {
-        rc = eth_put(dst, out_len);
+        rc = eth_put(dst, out.pos);
     }
     free(src);
     free(dst);

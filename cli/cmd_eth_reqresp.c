@@ -12,7 +12,7 @@ int wk_cli_eth_reqresp_encode(int argc, char **argv)
 {
     uint64_t result = 0;
     bool has_result = false, has_context = false;
-    uint8_t context[WK_RR_CONTEXT_LEN];
+    uint8_t context[WK_ETH_RR_CONTEXT_LEN];
     const char *v;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -31,8 +31,8 @@ int wk_cli_eth_reqresp_encode(int argc, char **argv)
             if (!eth_u64_opt("--result", v, 0, 255, &result)) return WK_EXIT_USAGE;
             has_result = true;
         } else if (wk_cli_take(argc, argv, &i, "--context", &v)) {
-            if (!v || strlen(v) != 2 * WK_RR_CONTEXT_LEN ||
-                wk_hex_decode(v, strlen(v), context, sizeof context) != WK_RR_CONTEXT_LEN)
+            if (!v || strlen(v) != 2 * WK_ETH_RR_CONTEXT_LEN ||
+                wk_hex_decode(v, strlen(v), context, sizeof context) != WK_ETH_RR_CONTEXT_LEN)
                 return wk_cli_usage("bad --context '%s' (8 hex digits)", v ? v : "");
             has_context = true;
         } else {
@@ -43,26 +43,27 @@ int wk_cli_eth_reqresp_encode(int argc, char **argv)
         return wk_cli_usage("wirekit eth reqresp encode: --context needs --result 0");
     size_t n;
     bool more;
-    uint8_t *src = eth_read_input(WK_SSZ_MAX_PAYLOAD_SIZE + 1u, &n, &more);
+    uint8_t *src = eth_read_input(WK_ETH_SSZ_MAX_PAYLOAD_SIZE + 1u, &n, &more);
     if (!src) return WK_EXIT_USAGE;
     wk_error err;
     int rc;
     if (more) {
         free(src);
         wk_error_set(&err, WK_ERR_SSZSNAPPY_LENGTH_BOUNDS, WK_NO_OFFSET,
-                     "SSZ bytes above MAX_PAYLOAD_SIZE (%u)", WK_SSZ_MAX_PAYLOAD_SIZE);
+                     "SSZ bytes above MAX_PAYLOAD_SIZE (%u)", WK_ETH_SSZ_MAX_PAYLOAD_SIZE);
         return eth_fail_local(&err);
     }
-    size_t cap = (size_t)wk_rr_max_chunk_len(n), out_len = 0;
+    size_t cap = (size_t)wk_eth_rr_chunk_max_size(n);
     uint8_t *dst = malloc(cap);
+    wk_out out = {dst, cap, 0};
     if (!dst) {
         fprintf(stderr, "WK_ERR_NOMEM: cannot allocate %zu bytes\n", cap);
         rc = WK_EXIT_USAGE;
-    } else if (wk_rr_encode(has_result ? (int)result : -1, has_context ? context : NULL, src, n, dst,
-                            cap, &out_len, &err) != WK_OK) {
-        rc = wk_cli_fail(&err);
+    } else if (wk_eth_rr_encode(has_result ? (int)result : -1, has_context ? context : NULL, src, n,
+                                &out, &err) != WK_DONE) {
+        rc = eth_fail_local(&err); /* the sender's refusal: usage exit status */
     } else {
-        rc = eth_put(dst, out_len);
+        rc = eth_put(dst, out.pos);
     }
     free(src);
     free(dst);
@@ -74,7 +75,7 @@ int wk_cli_eth_reqresp_encode(int argc, char **argv)
  * ------------------------------------------------------------------------------------------- */
 
 /* The stderr summary line of a completed chunk or request payload. */
-static void report_chunk(const wk_rr_options *opt, const wk_rr_chunk *c)
+static void report_chunk(const wk_eth_rr_reader_params *opt, const wk_eth_rr_chunk *c)
 {
     if (opt->request) {
         fprintf(stderr, "request length=%llu\n", (unsigned long long)c->length);
@@ -83,8 +84,8 @@ static void report_chunk(const wk_rr_options *opt, const wk_rr_chunk *c)
     fprintf(stderr, "chunk %llu result=%u", (unsigned long long)c->index, (unsigned)c->result);
     if (c->reserved_result) fprintf(stderr, " reserved");
     if (c->has_context) {
-        char hex[2 * WK_RR_CONTEXT_LEN + 1];
-        wk_hex_encode(c->context, WK_RR_CONTEXT_LEN, hex);
+        char hex[2 * WK_ETH_RR_CONTEXT_LEN + 1];
+        wk_hex_encode(c->context, WK_ETH_RR_CONTEXT_LEN, hex);
         fprintf(stderr, " context=%s", hex);
     }
     fprintf(stderr, " length=%llu\n", (unsigned long long)c->length);
@@ -92,7 +93,7 @@ static void report_chunk(const wk_rr_options *opt, const wk_rr_chunk *c)
 
 int wk_cli_eth_reqresp_decode(int argc, char **argv)
 {
-    wk_rr_options opt;
+    wk_eth_rr_reader_params opt;
     memset(&opt, 0, sizeof opt);
     const char *v;
     for (int i = 1; i < argc; i++) {
@@ -143,7 +144,7 @@ int wk_cli_eth_reqresp_decode(int argc, char **argv)
     if (eth_check_bounds("reqresp decode", &opt.bounds)) return WK_EXIT_USAGE;
 
     wk_error err;
-    wk_rr_reader *r = wk_rr_reader_create(&opt, NULL, &err);
+    wk_eth_rr_reader *r = wk_eth_rr_reader_create(&opt, &err);
     if (!r) return wk_cli_fail(&err);
     static uint8_t ibuf[ETH_IO_CHUNK], obuf[ETH_IO_CHUNK];
     int rc = 0;
@@ -152,19 +153,20 @@ int wk_cli_eth_reqresp_decode(int argc, char **argv)
         size_t got; /* what has arrived; the output so far is flushed first */
         if ((rc = wk_cli_read_some(ibuf, sizeof ibuf, &got)) != 0 || got == 0) break; /* EOF */
         wk_in in = {ibuf, got, 0};
-        wk_rr_event ev;
+        wk_result res;
         do { /* every event is reported once; then a call with no input left says NEED_INPUT */
             wk_out out = {obuf, sizeof obuf, 0};
-            ev = wk_rr_read(r, &out, &in, &err);
+            res = wk_eth_rr_reader_read(r, &in, &out, &err);
             if ((rc = eth_put(obuf, out.pos)) != 0) break;
-            if (ev == WK_RR_ERROR) rc = wk_cli_fail(&err);
-            else if (ev == WK_RR_CHUNK_BEGIN && opt.request) request_payload = true;
-            else if (ev == WK_RR_CHUNK_END && !opt.request) report_chunk(&opt, wk_rr_reader_chunk(r));
-        } while (rc == 0 && ev != WK_RR_NEED_INPUT);
+            wk_eth_rr_event ev = wk_eth_rr_reader_event(r);
+            if (res == WK_ERROR) rc = wk_cli_fail(&err);
+            else if (ev == WK_ETH_RR_CHUNK_BEGIN && opt.request) request_payload = true;
+            else if (ev == WK_ETH_RR_CHUNK_END && !opt.request) report_chunk(&opt, wk_eth_rr_reader_chunk(r));
+        } while (rc == 0 && res != WK_NEED_INPUT);
     }
-    if (rc == 0 && wk_rr_reader_finish(r, &err) != WK_OK) rc = wk_cli_fail(&err);
+    if (rc == 0 && wk_eth_rr_reader_finish(r, NULL, &err) != WK_DONE) rc = wk_cli_fail(&err);
     /* A request is reported once it is known complete: payload read and EOF right after it. */
-    if (rc == 0 && request_payload) report_chunk(&opt, wk_rr_reader_chunk(r));
-    wk_rr_reader_free(r);
+    if (rc == 0 && request_payload) report_chunk(&opt, wk_eth_rr_reader_chunk(r));
+    wk_eth_rr_reader_destroy(r);
     return eth_finish_stdout(rc);
 }

@@ -11,8 +11,8 @@
 #include <string.h>
 
 /* The block decoder's test hooks (src/eth/snappy_decode.c; not in the public header). */
-int wk_snappy__set_kernel(int id);
-const char *wk_snappy__kernel_name(int id);
+int wk_eth_snappy__set_kernel(int id);
+const char *wk_eth_snappy__kernel_name(int id);
 #define ETH_KERNELS 4 /* ids 0 portable, 1 bmi2, 2 avx2, 3 avx512 */
 
 /* The kernel this process forces, read once from the environment: WK_SNAPPY_KERNEL=portable,
@@ -29,16 +29,16 @@ static inline int eth_fuzz_kernel(void)
     if (v && *v && strcmp(v, "all") != 0) {
         int id = -1;
         for (int k = 0; k < ETH_KERNELS; k++)
-            if (strcmp(v, wk_snappy__kernel_name(k)) == 0 || (v[0] == '0' + k && v[1] == 0)) id = k;
+            if (strcmp(v, wk_eth_snappy__kernel_name(k)) == 0 || (v[0] == '0' + k && v[1] == 0)) id = k;
         if (id < 0) {
             fprintf(stderr, "WK_SNAPPY_KERNEL=%s: not a kernel (portable, bmi2, avx2, avx512)\n", v);
             abort();
         }
-        if (wk_snappy__set_kernel(id) != id) {
+        if (wk_eth_snappy__set_kernel(id) != id) {
             fprintf(stderr, "WK_SNAPPY_KERNEL=%s: this CPU cannot run it\n", v);
             abort();
         }
-        fprintf(stderr, "eth fuzz: block decoder kernel forced to %s\n", wk_snappy__kernel_name(id));
+        fprintf(stderr, "eth fuzz: block decoder kernel forced to %s\n", wk_eth_snappy__kernel_name(id));
         kernel = id;
     }
     return kernel;
@@ -52,7 +52,7 @@ static inline void eth_fuzz_kernel_for(const uint8_t *data, size_t size)
     if (eth_fuzz_kernel() >= 0) return;
     uint32_t h = 2166136261u;
     for (size_t i = 0; i < size && i < 64; i++) h = (h ^ data[i]) * 16777619u;
-    wk_snappy__set_kernel((int)(h % ETH_KERNELS));
+    wk_eth_snappy__set_kernel((int)(h % ETH_KERNELS));
 }
 
 NO_COVERAGE static inline uint32_t ref_crc32c(const uint8_t *p, size_t n)

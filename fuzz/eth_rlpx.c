@@ -1,36 +1,37 @@
-/* libFuzzer target: devp2p RLPx frame-data (wk_rlpx_parse, wk_rlpx_decode, wk_rlpx_encode) and
- * the RLP subset (wk_rlp_read_header, wk_rlp_read_uint, wk_rlp_check) on arbitrary bytes (eth.h,
+/* libFuzzer target: devp2p RLPx frame-data (wk_eth_rlpx_parse, wk_eth_rlpx_decode, wk_eth_rlpx_encode) and
+ * the RLP subset (wk_eth_rlp_read_header, wk_eth_rlp_read_uint, wk_eth_rlp_check) on arbitrary bytes (eth.h,
  * spec 3 and 4).
  *
  * Input: byte 0, then the frame-data.
  *   bit 0     compression active (p2p version 5 on both sides)
  *   bits 1-3  max_data: 0 (the default, 16777216), 1, 16, 255, 4096, 65536, 16777215, 16777216
- *   bits 4-7  max_depth for wk_rlp_check: 0, 1, 2, 3, 4, 5, 8, 16, 32, 64, 100, 255, 256, 257,
+ *   bits 4-7  max_depth for wk_eth_rlp_check: 0, 1, 2, 3, 4, 5, 8, 16, 32, 64, 100, 255, 256, 257,
  *             4096, UINT_MAX
  *
  * Checked:
- *   - wk_rlpx_parse against a message-id reader written here (canonical RLP uint64: no 00, no
+ *   - wk_eth_rlpx_parse against a message-id reader written here (canonical RLP uint64: no 00, no
  *     81 00..81 7f, no leading zero, at most 8 bytes, no list): RLPX_ERR_EMPTY exactly for empty
  *     input, RLPX_ERR_MSGID exactly when the reference rejects the id, else the same id and
- *     data_offset, and wk_rlp_put_uint gives the id's bytes back; errors are PeerProtocol
+ *     data_offset, and wk_eth_rlp_put_uint gives the id's bytes back; errors are PeerProtocol
  *     RLPX_ERR_* / SNAPPY_ERR_TRUNCATED / SNAPPY_ERR_PREAMBLE with an offset <= size;
  *   - a parsed message: data_offset + wire_len = size; compressed exactly when compression is on
  *     and the id is not Hello (0); compressed: data_len = the snappy preamble (our peek and
  *     libsnappy's own reader agree), plain: data_len = wire_len; data_len <= max_data, and
  *     RLPX_ERR_TOO_LARGE exactly when the length is above it;
- *   - wk_rlpx_decode: dst_cap one below data_len is WK_ERR_ARG; compressed, it accepts exactly
- *     when wk_snappy_block_validate accepts the body (same code, offset shifted by data_offset,
+ *   - wk_eth_rlpx_decode: dst_cap one below data_len is WK_ERR_ARG; compressed, it accepts exactly
+ *     when wk_eth_snappy_block_validate accepts the body (same code, offset shifted by data_offset,
  *     never WK_ERR_BACKEND), and then writes libsnappy's own decoding; plain, it copies the body;
- *   - the decoded msg-data re-encodes with wk_rlpx_encode (with and without compression) into a
+ *   - the decoded msg-data re-encodes with wk_eth_rlpx_encode (with and without compression) into a
  *     frame whose 3-byte frame-size is right and which parses and decodes back to the same id and
  *     bytes;
- *   - wk_rlp_check on the raw input and on the decoded msg-data never crashes, agrees with a
+ *   - wk_eth_rlp_check on the raw input and on the decoded msg-data never crashes, agrees with a
  *     recursive reference checker written here (including the depth rule: a top-level list is
- *     level 1) and is consistent with wk_rlp_read_header on the first item: the same error when
+ *     level 1) and is consistent with wk_eth_rlp_read_header on the first item: the same error when
  *     the header fails; WK_OK only when the item spans the input exactly; RLP_ERR_TRAILING at
  *     the item's end; a string spanning the input is accepted; put_header gives the header bytes
  *     back. */
 #include <wirekit/eth.h>
+#include "wk_contract_eth.h"
 #include <snappy-c.h>
 #include <limits.h>
 #include <stdio.h>
@@ -39,6 +40,7 @@
 
 #include "fuzz_check.h"
 #include "eth_ref.h"
+
 
 static const uint64_t max_datas[8] = {0, 1, 16, 255, 4096, 65536, 16777215, 16777216};
 static const unsigned depths[16] = {0, 1, 2, 3, 4, 5, 8, 16, 32, 64, 100, 255, 256, 257, 4096,
@@ -105,7 +107,7 @@ static bool ref_item(const uint8_t *p, size_t n, unsigned level, unsigned max_de
         pl = (size_t)v;
     }
     if (list) {
-        unsigned limit = max_depth > WK_RLP_MAX_DEPTH ? WK_RLP_MAX_DEPTH : max_depth;
+        unsigned limit = max_depth > WK_ETH_RLP_MAX_DEPTH ? WK_ETH_RLP_MAX_DEPTH : max_depth;
         if (level + 1 > limit) return false;
         size_t pos = hl, end = hl + pl;
         while (pos < end) {
@@ -133,13 +135,13 @@ static bool rlp_code(wk_code c)
            c == WK_ERR_RLP_ELEM_TOO_LARGE || c == WK_ERR_RLP_TRAILING || c == WK_ERR_RLP_DEPTH;
 }
 
-/* wk_rlp_check on p[0..n) against read_header and the reference. */
+/* wk_eth_rlp_check on p[0..n) against read_header and the reference. */
 static void check_rlp(const uint8_t *p, size_t n, unsigned max_depth)
 {
     wk_error ec, eh;
-    wk_rlp_item it;
-    wk_code c = wk_rlp_check(p, n, max_depth, &ec);
-    wk_code h = wk_rlp_read_header(p, n, &it, &eh);
+    wk_eth_rlp_item it;
+    wk_code c = wk_eth_rlp_check(p, n, max_depth, &ec);
+    wk_code h = wk_eth_rlp_read_header(p, n, &it, &eh);
     CHECK((c == WK_OK) == ref_check(p, n, max_depth));
     if (c != WK_OK) {
         CHECK(ec.code == c && rlp_code(c));
@@ -155,8 +157,8 @@ static void check_rlp(const uint8_t *p, size_t n, unsigned max_depth)
     CHECK(total <= n && total > 0);
     if (it.header_len == 0) CHECK(!it.is_list && it.payload_len == 1 && p[0] < 0x80);
     else {
-        uint8_t hdr[WK_RLP_HEADER_MAX_LEN];
-        size_t hl = wk_rlp_put_header(it.is_list, it.payload_len, hdr);
+        uint8_t hdr[WK_ETH_RLP_HEADER_MAX_LEN];
+        size_t hl = wk_eth_rlp_put_header(it.is_list, it.payload_len, hdr);
         CHECK(hl == it.header_len && memcmp(hdr, p, hl) == 0);
     }
     if (c == WK_OK) CHECK(total == n);
@@ -172,8 +174,8 @@ static size_t enc_cap;
 /* Encodes (id, msg-data) as a frame and reads it back. */
 static void re_encode(uint64_t id, const uint8_t *md, size_t len, bool compress)
 {
-    uint64_t need = wk_rlpx_max_encoded_len(len);
-    CHECK(need == 3 + WK_RLP_UINT_MAX_LEN + wk_snappy_max_compressed_len(len));
+    uint64_t need = wk_eth_rlpx_max_size(len);
+    CHECK(need == 3 + WK_ETH_RLP_UINT_MAX_LEN + wk_eth_snappy_block_max_size(len));
     if (need > enc_cap) {
         free(enc_buf);
         enc_cap = (size_t)need;
@@ -182,17 +184,17 @@ static void re_encode(uint64_t id, const uint8_t *md, size_t len, bool compress)
     }
     wk_error e;
     size_t flen = 0;
-    CHECK(wk_rlpx_encode(id, md, len, compress, enc_buf, (size_t)need, &flen, &e) == WK_OK);
+    CHECK(enc_out(wk_eth_rlpx_encode(id, md, len, compress, VIEW(enc_buf, (size_t)need), &e), &flen, &e) == WK_OK);
     CHECK(flen >= 4 && flen <= need);
     size_t fs = (size_t)enc_buf[0] << 16 | (size_t)enc_buf[1] << 8 | enc_buf[2];
     CHECK(fs == flen - 3);
-    wk_rlpx_message m;
-    CHECK(wk_rlpx_parse(enc_buf + 3, fs, compress, 0, &m, &e) == WK_OK);
+    wk_eth_rlpx_message m;
+    CHECK(wk_eth_rlpx_parse(enc_buf + 3, fs, compress, 0, &m, &e) == WK_OK);
     CHECK(m.msg_id == id && m.data_len == len && m.data_offset + m.wire_len == fs);
-    CHECK(m.compressed == (compress && id != WK_RLPX_MSG_HELLO));
+    CHECK(m.compressed == (compress && id != WK_ETH_RLPX_MSG_HELLO));
     if (!m.compressed)
         CHECK(m.wire_len == len && (len == 0 || memcmp(enc_buf + 3 + m.data_offset, md, len) == 0));
-    CHECK(wk_rlpx_decode(enc_buf + 3, fs, &m, re_buf, OUT_CAP, &e) == WK_OK);
+    CHECK(enc_out(wk_eth_rlpx_decode(&m, IN(enc_buf + 3, fs), VIEW(re_buf, OUT_CAP), &e), NULL, &e) == WK_OK);
     CHECK(len == 0 || memcmp(re_buf, md, len) == 0);
 }
 
@@ -202,7 +204,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1) return 0;
     bool compressed = data[0] & 1;
     uint64_t max_data = max_datas[(data[0] >> 1) & 7];
-    uint64_t eff_max = max_data ? max_data : WK_RLPX_DEFAULT_MAX_DATA;
+    uint64_t eff_max = max_data ? max_data : WK_ETH_RLPX_DEFAULT_MAX_DATA;
     unsigned max_depth = depths[data[0] >> 4];
     const uint8_t *fd = data + 1;
     size_t n = size - 1;
@@ -216,9 +218,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_rlp(fd, n, max_depth);
 
     wk_error e;
-    wk_rlpx_message m;
+    wk_eth_rlpx_message m;
     memset(&m, 0, sizeof m);
-    wk_code p = wk_rlpx_parse(fd, n, compressed, max_data, &m, &e);
+    wk_code p = wk_eth_rlpx_parse(fd, n, compressed, max_data, &m, &e);
     uint64_t rid = 0;
     size_t rused = 0;
     bool rok = ref_msgid(fd, n, &rid, &rused);
@@ -235,15 +237,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
               p == WK_ERR_SNAPPY_TRUNCATED || p == WK_ERR_SNAPPY_PREAMBLE);
         CHECK(e.category == WK_CAT_PEER_PROTOCOL && e.has_offset && e.offset <= n);
         if (p == WK_ERR_SNAPPY_TRUNCATED || p == WK_ERR_SNAPPY_PREAMBLE) {
-            CHECK(compressed && rid != WK_RLPX_MSG_HELLO);
+            CHECK(compressed && rid != WK_ETH_RLPX_MSG_HELLO);
             wk_error eb;
-            CHECK(wk_snappy_block_peek(fd + rused, n - rused, UINT64_MAX, NULL, NULL, &eb) == p);
+            CHECK(wk_eth_snappy_block_peek(fd + rused, n - rused, UINT64_MAX, NULL, NULL, &eb) == p);
             CHECK(e.offset == eb.offset + rused);
         }
         if (p == WK_ERR_RLPX_TOO_LARGE) {
-            if (compressed && rid != WK_RLPX_MSG_HELLO) {
+            if (compressed && rid != WK_ETH_RLPX_MSG_HELLO) {
                 uint64_t decl;
-                CHECK(wk_snappy_block_peek(fd + rused, n - rused, UINT64_MAX, &decl, NULL, &e) ==
+                CHECK(wk_eth_snappy_block_peek(fd + rused, n - rused, UINT64_MAX, &decl, NULL, &e) ==
                       WK_OK);
                 CHECK(decl > eff_max);
             } else {
@@ -254,18 +256,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     CHECK(m.msg_id == rid && m.data_offset == rused);
-    uint8_t idb[WK_RLP_UINT_MAX_LEN];
-    CHECK(wk_rlp_put_uint(m.msg_id, idb) == rused && memcmp(idb, fd, rused) == 0);
+    uint8_t idb[WK_ETH_RLP_UINT_MAX_LEN];
+    CHECK(wk_eth_rlp_put_uint(m.msg_id, idb) == rused && memcmp(idb, fd, rused) == 0);
     uint64_t v;
     size_t used;
-    CHECK(wk_rlp_read_uint(fd, n, &v, &used, &e) == WK_OK && v == rid && used == rused);
+    CHECK(wk_eth_rlp_read_uint(fd, n, &v, &used, &e) == WK_OK && v == rid && used == rused);
     CHECK(m.data_offset + m.wire_len == n);
-    CHECK(m.compressed == (compressed && m.msg_id != WK_RLPX_MSG_HELLO));
+    CHECK(m.compressed == (compressed && m.msg_id != WK_ETH_RLPX_MSG_HELLO));
     CHECK(m.data_len <= eff_max);
     const uint8_t *body = fd + m.data_offset;
     if (m.compressed) {
         uint64_t decl;
-        CHECK(wk_snappy_block_peek(body, m.wire_len, UINT64_MAX, &decl, NULL, &e) == WK_OK);
+        CHECK(wk_eth_snappy_block_peek(body, m.wire_len, UINT64_MAX, &decl, NULL, &e) == WK_OK);
         CHECK(decl == m.data_len);
         size_t lib_len;
         CHECK(snappy_uncompressed_length((const char *)body, m.wire_len, &lib_len) == SNAPPY_OK &&
@@ -276,14 +278,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (m.data_len > 0) {
         wk_error ea;
-        CHECK(wk_rlpx_decode(fd, n, &m, out_buf, m.data_len - 1, &ea) == WK_ERR_ARG);
+        CHECK(enc_out(wk_eth_rlpx_decode(&m, IN(fd, n), VIEW(out_buf, m.data_len - 1), &ea), NULL, &ea) == ENC_NO_ROOM);
     }
     wk_error ed;
-    wk_code d = wk_rlpx_decode(fd, n, &m, out_buf, OUT_CAP, &ed);
+    wk_code d = enc_out(wk_eth_rlpx_decode(&m, IN(fd, n), VIEW(out_buf, OUT_CAP), &ed), NULL, &ed);
     CHECK(d != WK_ERR_BACKEND);
     if (m.compressed) {
         wk_error ev;
-        wk_code vv = wk_snappy_block_validate(body, m.wire_len, m.data_len, NULL, &ev);
+        wk_code vv = wk_eth_snappy_block_validate(body, m.wire_len, m.data_len, NULL, &ev);
         CHECK((d == WK_OK) == (vv == WK_OK));
         if (d != WK_OK) {
             CHECK(ed.code == d && d == vv);
@@ -303,7 +305,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* msg-data is itself RLP: the optional structural check */
     check_rlp(out_buf, m.data_len, max_depth);
 
-    if (m.data_len <= WK_RLPX_MAX_SEND_DATA) {
+    if (m.data_len <= WK_ETH_RLPX_MAX_SEND_DATA) {
         re_encode(m.msg_id, out_buf, m.data_len, compressed);
         re_encode(m.msg_id, out_buf, m.data_len, !compressed);
     }

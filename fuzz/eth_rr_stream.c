@@ -1,10 +1,10 @@
-/* libFuzzer target: consensus req/resp ssz_snappy reader (wk_rr_reader, eth.h, spec 6) on
+/* libFuzzer target: consensus req/resp ssz_snappy reader (wk_eth_rr_reader, eth.h, spec 6) on
  * arbitrary stream bytes.
  *
  * Input: two header bytes, then the stream.
  *   byte 0  bit 0 request (else response), bit 1 context bytes, bit 2 allow_nonminimal,
  *           bit 3 empty_request, bits 4-5 max_chunks (0 = unlimited, 1, 2, 5),
- *           bits 6-7 per-chunk bounds set at CHUNK_BEGIN with wk_rr_reader_set_bounds
+ *           bits 6-7 per-chunk bounds set at CHUNK_BEGIN with wk_eth_rr_reader_set_bounds
  *           (0, 1: none; 2: [0, 16]; 3: [8, 100000])
  *   byte 1  bits 0-2 options.bounds ({0,0} = none, [0,8], [8,8], [1,100], [0,65536],
  *           [100,200000], [0,10485761], [139405,139405]), bits 3-5 push size (1 .. 65536),
@@ -13,7 +13,7 @@
  * Pass 1 reads the stream in pushes of the chosen size through views of the chosen size, pass 2
  * in one push with roomy views on a second reader. Checked on every step:
  *   - out.pos never exceeds the view; NEED_OUTPUT only with a full view; NEED_INPUT only with the
- *     push consumed; wk_rr_reader_consumed equals the bytes taken;
+ *     push consumed; wk_eth_rr_reader_consumed equals the bytes taken;
  *   - payload bytes are written only between CHUNK_BEGIN and CHUNK_END (END for a request); the
  *     call that reports CHUNK_BEGIN writes nothing; chunk->produced equals the chunk's bytes so
  *     far and equals chunk->length at CHUNK_END;
@@ -35,6 +35,7 @@
  * libsnappy to decode valid blocks, a bitwise CRC-32C): same accept/reject verdict, and when
  * accepted the same chunks (result, context, length, payload bytes). */
 #include <wirekit/eth.h>
+#include "wk_contract_eth.h"
 #include <snappy-c.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,10 +49,11 @@
 #define BIG_VIEW ((size_t)128 * 1024)
 #define MAX_DATA 65536
 
-static const wk_ssz_bounds opt_bounds[8] = {{0, 0},       {0, 8},      {8, 8},
+
+static const wk_eth_ssz_bounds opt_bounds[8] = {{0, 0},       {0, 8},      {8, 8},
                                             {1, 100},     {0, 65536},  {100, 200000},
                                             {0, 10485761}, {139405, 139405}};
-static const wk_ssz_bounds alt_bounds[2] = {{0, 16}, {8, 100000}};
+static const wk_eth_ssz_bounds alt_bounds[2] = {{0, 16}, {8, 100000}};
 static const uint64_t chunk_limits[4] = {0, 1, 2, 5};
 static const size_t pushes[8] = {1, 2, 3, 5, 64, 1000, 4096, 65536};
 static const size_t views[4] = {1, 7, 4096, BIG_VIEW};
@@ -64,15 +66,15 @@ static uint32_t hash(uint32_t h, const void *p, size_t n)
 static uint64_t max_compressed_len(uint64_t n) { return 32 + n + n / 6; }
 
 /* The bounds a chunk's length must lie in. */
-static void effective(const wk_ssz_bounds *b, bool error_chunk, uint64_t *lo, uint64_t *hi)
+static void effective(const wk_eth_ssz_bounds *b, bool error_chunk, uint64_t *lo, uint64_t *hi)
 {
     if (error_chunk) {
         *lo = 0;
-        *hi = WK_SSZ_ERRMSG_MAX;
+        *hi = WK_ETH_SSZ_ERRMSG_MAX;
         return;
     }
     *lo = b->min_len;
-    *hi = b->max_len == 0 || b->max_len > WK_SSZ_MAX_PAYLOAD_SIZE ? WK_SSZ_MAX_PAYLOAD_SIZE
+    *hi = b->max_len == 0 || b->max_len > WK_ETH_SSZ_MAX_PAYLOAD_SIZE ? WK_ETH_SSZ_MAX_PAYLOAD_SIZE
                                                                    : b->max_len;
 }
 
@@ -80,11 +82,11 @@ static void effective(const wk_ssz_bounds *b, bool error_chunk, uint64_t *lo, ui
 static uint32_t chunk_record(uint32_t h, uint8_t result, bool has_context, const uint8_t *ctx,
                              uint64_t length, uint32_t payload_hash)
 {
-    uint8_t rec[1 + 1 + WK_RR_CONTEXT_LEN + 8 + 4];
+    uint8_t rec[1 + 1 + WK_ETH_RR_CONTEXT_LEN + 8 + 4];
     memset(rec, 0, sizeof rec);
     rec[0] = result;
     rec[1] = has_context;
-    if (has_context) memcpy(rec + 2, ctx, WK_RR_CONTEXT_LEN);
+    if (has_context) memcpy(rec + 2, ctx, WK_ETH_RR_CONTEXT_LEN);
     for (int i = 0; i < 8; i++) rec[6 + i] = (uint8_t)(length >> (8 * i));
     for (int i = 0; i < 4; i++) rec[14 + i] = (uint8_t)(payload_hash >> (8 * i));
     return hash(h, rec, sizeof rec);
@@ -135,7 +137,7 @@ static bool ref_frames(const uint8_t *w, size_t n, uint64_t want, size_t *used, 
             if (produced + plen > want) return false;
             produced += plen;
             *h = hash(*h, piece, plen);
-        } else if (type <= 0x7f || len > WK_SNAPPY_FRAME_DEFAULT_MAX_SKIPPABLE) {
+        } else if (type <= 0x7f || len > WK_ETH_SNAPPY_FRAME_DEFAULT_MAX_SKIPPABLE) {
             return false;
         }
         pos += 4 + (size_t)len;
@@ -182,8 +184,8 @@ static bool ref_payload(const uint8_t *w, size_t n, size_t *pos, bool allow_nonm
 }
 
 NO_COVERAGE
-static ref_outcome ref_read(const uint8_t *w, size_t n, const wk_rr_options *o,
-                            const wk_ssz_bounds *alt, uint8_t *tmp)
+static ref_outcome ref_read(const uint8_t *w, size_t n, const wk_eth_rr_reader_params *o,
+                            const wk_eth_ssz_bounds *alt, uint8_t *tmp)
 {
     ref_outcome r = {false, 0, 0};
     size_t pos = 0;
@@ -209,13 +211,13 @@ static ref_outcome ref_read(const uint8_t *w, size_t n, const wk_rr_options *o,
         }
         if (o->max_chunks && r.chunks == o->max_chunks) return r;
         uint8_t result = w[pos++];
-        bool error_chunk = result != WK_RR_SUCCESS;
+        bool error_chunk = result != WK_ETH_RR_SUCCESS;
         bool has_ctx = !error_chunk && o->context_bytes;
         const uint8_t *ctx = NULL;
         if (has_ctx) {
-            if (n - pos < WK_RR_CONTEXT_LEN) return r;
+            if (n - pos < WK_ETH_RR_CONTEXT_LEN) return r;
             ctx = w + pos;
-            pos += WK_RR_CONTEXT_LEN;
+            pos += WK_ETH_RR_CONTEXT_LEN;
         }
         effective(alt ? alt : &o->bounds, error_chunk, &lo, &hi);
         if (!ref_payload(w, n, &pos, o->allow_nonminimal, lo, hi, &length, &h, tmp)) return r;
@@ -277,18 +279,18 @@ static void check_error(const wk_error *e, size_t n)
     CHECK(e->has_offset && e->offset <= n);
 }
 
-static void check_sticky(wk_rr_reader *r, const wk_error *first)
+static void check_sticky(wk_eth_rr_reader *r, const wk_error *first)
 {
     uint8_t b[4];
     wk_out out = {b, sizeof b, 0};
     static const uint8_t one[1] = {0};
     wk_in in = {one, 1, 0};
     wk_error e;
-    uint64_t c0 = wk_rr_reader_consumed(r);
-    CHECK(wk_rr_read(r, &out, &in, &e) == WK_RR_ERROR);
+    uint64_t c0 = wk_eth_rr_reader_consumed(r);
+    CHECK(rr_step(r, &in, &out, &e) == RR_ERROR);
     CHECK(e.code == first->code && e.offset == first->offset && in.pos == 0 && out.pos == 0);
-    CHECK(wk_rr_reader_finish(r, &e) == first->code && e.code == first->code);
-    CHECK(wk_rr_reader_consumed(r) == c0);
+    CHECK(rr_finish(r, &e) == first->code && e.code == first->code);
+    CHECK(wk_eth_rr_reader_consumed(r) == c0);
 }
 
 /* Length of the varint at p[0..n) (the prefix already accepted by the reader). */
@@ -300,7 +302,7 @@ static size_t varint_len(const uint8_t *p, size_t n)
 }
 
 NO_COVERAGE
-static outcome run(const wk_rr_options *o, const wk_ssz_bounds *alt, const uint8_t *w, size_t n,
+static outcome run(const wk_eth_rr_reader_params *o, const wk_eth_ssz_bounds *alt, const uint8_t *w, size_t n,
                    size_t push, size_t cap, uint8_t *buf)
 {
     outcome oc = {WK_OK, 0, false, 0, 0, 0, 0};
@@ -308,7 +310,9 @@ static outcome run(const wk_rr_options *o, const wk_ssz_bounds *alt, const uint8
     memset(&ctr, 0, sizeof ctr);
     wk_allocator a = wk_counting_allocator(&ctr);
     wk_error e;
-    wk_rr_reader *r = wk_rr_reader_create(o, &a, &e);
+    wk_eth_rr_reader_params ra = *o;
+    ra.allocator = &a;
+    wk_eth_rr_reader *r = wk_eth_rr_reader_create(&ra, &e);
     CHECK(r != NULL);
     uint64_t count = ctr.count;
     uint64_t bound = (uint64_t)cap * 8192;
@@ -318,7 +322,7 @@ static outcome run(const wk_rr_options *o, const wk_ssz_bounds *alt, const uint8
     uint64_t chunk_bytes = 0, total_out = 0, events = 0, prev_end = 0, lo = 0, hi = 0;
     uint32_t payload_hash = 0;
     size_t pos = 0;
-    wk_rr_event ev = WK_RR_NEED_INPUT;
+    int ev = RR_NEED_INPUT;
     bool stop = false;
     for (;;) {
         size_t take = n - pos < push ? n - pos : push;
@@ -327,14 +331,14 @@ static outcome run(const wk_rr_options *o, const wk_ssz_bounds *alt, const uint8
             wk_out out = {buf, cap, 0};
             size_t in0 = in.pos;
             wk_error_clear(&e);
-            ev = wk_rr_read(r, &out, &in, &e);
+            ev = rr_step(r, &in, &out, &e);
             CHECK(out.pos <= cap && in.pos >= in0 && in.pos <= in.size);
             oc.consumed += in.pos - in0;
-            if (out.pos) CHECK(in_chunk && ev != WK_RR_CHUNK_BEGIN);
+            if (out.pos) CHECK(in_chunk && ev != WK_ETH_RR_CHUNK_BEGIN);
             chunk_bytes += out.pos;
             total_out += out.pos;
             payload_hash = hash(payload_hash, buf, out.pos);
-            if (ev == WK_RR_ERROR) {
+            if (ev == RR_ERROR) {
                 check_error(&e, n);
                 check_sticky(r, &e);
                 oc.code = e.code;
@@ -342,10 +346,10 @@ static outcome run(const wk_rr_options *o, const wk_ssz_bounds *alt, const uint8
                 stop = true;
                 break;
             }
-            CHECK(wk_rr_reader_consumed(r) == oc.consumed);
-            const wk_rr_chunk *c = wk_rr_reader_chunk(r);
+            CHECK(wk_eth_rr_reader_consumed(r) == oc.consumed);
+            const wk_eth_rr_chunk *c = wk_eth_rr_reader_chunk(r);
             if (in_chunk) CHECK(c->produced == chunk_bytes);
-            if (ev == WK_RR_NEED_OUTPUT) {
+            if (ev == RR_NEED_OUTPUT) {
                 CHECK(out.pos == cap);
                 if (total_out > bound) {
                     oc.bounded = true;
@@ -354,13 +358,13 @@ static outcome run(const wk_rr_options *o, const wk_ssz_bounds *alt, const uint8
                 }
                 continue;
             }
-            if (ev == WK_RR_NEED_INPUT) {
+            if (ev == RR_NEED_INPUT) {
                 CHECK(in.pos == in.size);
                 break;
             }
             CHECK(++events <= 2 * (uint64_t)n + 4); /* every chunk takes at least one byte */
             uint8_t rec[3] = {(uint8_t)ev, 0, 0};
-            if (ev == WK_RR_CHUNK_BEGIN) {
+            if (ev == WK_ETH_RR_CHUNK_BEGIN) {
                 CHECK(!in_chunk);
                 in_chunk = true;
                 chunk_bytes = 0;
@@ -368,25 +372,25 @@ static outcome run(const wk_rr_options *o, const wk_ssz_bounds *alt, const uint8
                 CHECK(c->index == oc.chunks && !c->length_known && c->produced == 0);
                 CHECK(c->start_offset == prev_end);
                 if (o->max_chunks) CHECK(c->index < o->max_chunks);
-                bool error_chunk = !o->request && c->result != WK_RR_SUCCESS;
+                bool error_chunk = !o->request && c->result != WK_ETH_RR_SUCCESS;
                 if (o->request) CHECK(c->result == 0);
                 CHECK(c->reserved_result == (c->result >= 4 && c->result <= 127));
                 CHECK(c->has_context == (!o->request && o->context_bytes && !error_chunk));
-                if (alt) wk_rr_reader_set_bounds(r, alt);
+                if (alt) wk_eth_rr_reader_set_bounds(r, alt);
                 effective(alt ? alt : &o->bounds, error_chunk, &lo, &hi);
                 rec[1] = c->result;
                 rec[2] = c->has_context;
                 oc.events = hash(oc.events, rec, sizeof rec);
-                if (c->has_context) oc.events = hash(oc.events, c->context, WK_RR_CONTEXT_LEN);
+                if (c->has_context) oc.events = hash(oc.events, c->context, WK_ETH_RR_CONTEXT_LEN);
                 continue;
             }
-            if (ev == WK_RR_END && !in_chunk) {
+            if (ev == WK_ETH_RR_END && !in_chunk) {
                 /* an empty request: nothing was read */
                 CHECK(o->request && o->empty_request && oc.consumed == 0 && oc.chunks == 0);
                 oc.events = hash(oc.events, rec, sizeof rec);
                 continue;
             }
-            CHECK(ev == (o->request ? WK_RR_END : WK_RR_CHUNK_END));
+            CHECK(ev == (o->request ? WK_ETH_RR_END : WK_ETH_RR_CHUNK_END));
             CHECK(in_chunk);
             in_chunk = false;
             CHECK(c->length_known && c->produced == c->length && chunk_bytes == c->length);
@@ -409,20 +413,20 @@ static outcome run(const wk_rr_options *o, const wk_ssz_bounds *alt, const uint8
     }
     if (!stop) {
         CHECK(pos == n && oc.consumed == n);
-        wk_code f = wk_rr_reader_finish(r, &e);
+        wk_code f = rr_finish(r, &e);
         if (f != WK_OK) {
             CHECK(f == WK_ERR_SSZSNAPPY_EARLY_EOF && e.code == f);
             check_error(&e, n);
             CHECK(e.offset == n);
             oc.offset = e.offset;
-            CHECK(wk_rr_reader_finish(r, &e) == f); /* sticky */
+            CHECK(rr_finish(r, &e) == f); /* sticky */
         } else {
             CHECK(!in_chunk);
         }
         oc.code = f;
     }
     CHECK(ctr.count == count && ctr.peak < MEM_MAX);
-    wk_rr_reader_free(r);
+    wk_eth_rr_reader_destroy(r);
     CHECK(ctr.current == 0);
     return oc;
 }
@@ -431,7 +435,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     eth_fuzz_kernel_for(data, size); /* WK_SNAPPY_KERNEL forces one */
     if (size < 2) return 0;
-    wk_rr_options o;
+    wk_eth_rr_reader_params o;
     memset(&o, 0, sizeof o);
     o.request = data[0] & 1;
     o.context_bytes = (data[0] >> 1) & 1;
@@ -439,7 +443,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.empty_request = (data[0] >> 3) & 1;
     o.max_chunks = chunk_limits[(data[0] >> 4) & 3];
     unsigned ab = data[0] >> 6;
-    const wk_ssz_bounds *alt = ab >= 2 ? &alt_bounds[ab - 2] : NULL;
+    const wk_eth_ssz_bounds *alt = ab >= 2 ? &alt_bounds[ab - 2] : NULL;
     o.bounds = opt_bounds[data[1] & 7];
     size_t push = pushes[(data[1] >> 3) & 7], cap = views[data[1] >> 6];
     const uint8_t *w = data + 2;

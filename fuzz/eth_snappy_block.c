@@ -9,11 +9,11 @@
  * long runs, one per kernel); unset, every input is decoded by every kernel the CPU has.
  *
  * Checked on every input, for every kernel in play:
- *   - wk_snappy_block_peek: a failure is SNAPPY_ERR_TRUNCATED / _PREAMBLE / _TOO_LARGE at offset
- *     0, and wk_snappy_block_validate fails the same way; on success the preamble is 1..5 bytes
+ *   - wk_eth_snappy_block_peek: a failure is SNAPPY_ERR_TRUNCATED / _PREAMBLE / _TOO_LARGE at offset
+ *     0, and wk_eth_snappy_block_validate fails the same way; on success the preamble is 1..5 bytes
  *     and TOO_LARGE is exactly "declared > max_out";
- *   - the differential (decode_differential): wk_snappy_block_decode and _decode_alloc (ours)
- *     give the same verdict as wk_snappy_block_validate, and on failure the same PeerProtocol
+ *   - the differential (decode_differential): wk_eth_snappy_block_decode and _decode_alloc (ours)
+ *     give the same verdict as wk_eth_snappy_block_validate, and on failure the same PeerProtocol
  *     SNAPPY_ERR_* code and offset (<= size); libsnappy (snappy_uncompress, and its own
  *     snappy_validate_compressed_buffer) gives the same verdict, and on success the same bytes,
  *     with one known leniency of libsnappy: it reads a literal length field ff ff ff ff as an
@@ -27,7 +27,7 @@
  *   - on success: the decoded length equals the preamble; _decode_alloc makes exactly one
  *     allocation of max(declared, 1) bytes through a counting allocator, all freed; a limit of
  *     declared - 1 is SNAPPY_ERR_TOO_LARGE at offset 0; the decoded bytes re-encode within
- *     wk_snappy_max_compressed_len, validate, and decode back;
+ *     wk_eth_snappy_block_max_size, validate, and decode back;
  *   - the block bytes themselves, taken as plaintext, encode and decode back (round trip), and
  *     their encoding with one byte replaced (position and value from byte 0 and the input) goes
  *     through the same differential: deep, mostly valid blocks whose one bad element sits
@@ -35,6 +35,7 @@
  *   - a failed decode_alloc leaves nothing allocated.
  * Declared lengths above 4 MiB are only validated (no output buffer that large is used). */
 #include <wirekit/eth.h>
+#include "wk_contract_eth.h"
 #include <snappy-c.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,7 @@
 #include "eth_ref.h"
 
 #define BUF_CAP ((size_t)4 << 20) /* largest declared length actually decoded */
+
 
 static const uint64_t limits[8] = {0, 1, 60, 4096, 65536, (uint64_t)1 << 20, (uint64_t)4 << 20,
                                    0xFFFFFFFFu};
@@ -84,7 +86,7 @@ static void ensure_buffers(size_t n)
         buf_b = malloc(BUF_CAP + 1);
         CHECK(buf_a && buf_b);
     }
-    size_t need = (size_t)wk_snappy_max_compressed_len(n > BUF_CAP ? n : BUF_CAP);
+    size_t need = (size_t)wk_eth_snappy_block_max_size(n > BUF_CAP ? n : BUF_CAP);
     if (enc_cap < need) {
         free(enc_buf);
         free(mut_buf);
@@ -104,7 +106,7 @@ static int kernels_in_play(int ids[ETH_KERNELS])
         return k;
     }
     for (int id = 0; id < ETH_KERNELS; id++)
-        if (wk_snappy__set_kernel(id) == id) ids[k++] = id;
+        if (wk_eth_snappy__set_kernel(id) == id) ids[k++] = id;
     return k;
 }
 
@@ -114,17 +116,17 @@ static size_t round_trip(const uint8_t *p, size_t n)
 {
     wk_error e;
     size_t elen = 0;
-    uint64_t bound = wk_snappy_max_compressed_len(n);
+    uint64_t bound = wk_eth_snappy_block_max_size(n);
     CHECK(bound == 32 + (uint64_t)n + n / 6);
-    CHECK(wk_snappy_block_encode(p, n, enc_buf, (size_t)bound, &elen, &e) == WK_OK);
+    CHECK(enc_out(wk_eth_snappy_block_encode(p, n, VIEW(enc_buf, (size_t)bound), &e), &elen, &e) == WK_OK);
     CHECK(elen > 0 && elen <= bound);
     /* one byte of room too few is refused */
-    CHECK(wk_snappy_block_encode(p, n, enc_buf, (size_t)bound - 1, &elen, &e) == WK_ERR_ARG);
-    CHECK(wk_snappy_block_encode(p, n, enc_buf, (size_t)bound, &elen, &e) == WK_OK);
+    CHECK(enc_out(wk_eth_snappy_block_encode(p, n, VIEW(enc_buf, (size_t)bound - 1), &e), &elen, &e) == ENC_NO_ROOM);
+    CHECK(enc_out(wk_eth_snappy_block_encode(p, n, VIEW(enc_buf, (size_t)bound), &e), &elen, &e) == WK_OK);
     uint64_t decl = 0;
-    CHECK(wk_snappy_block_validate(enc_buf, elen, n, &decl, &e) == WK_OK && decl == n);
+    CHECK(wk_eth_snappy_block_validate(enc_buf, elen, n, &decl, &e) == WK_OK && decl == n);
     size_t got = 0;
-    CHECK(wk_snappy_block_decode(enc_buf, elen, n, buf_b, n, &got, &e) == WK_OK);
+    CHECK(enc_out(wk_eth_snappy_block_decode(IN(enc_buf, elen), n, VIEW(buf_b, n), &e), &got, &e) == WK_OK);
     CHECK(got == n && (n == 0 || memcmp(buf_b, p, n) == 0));
     return elen;
 }
@@ -139,8 +141,8 @@ static bool decode_differential(const uint8_t *src, size_t n, uint64_t max_out,
     wk_error ep, ev, ed;
     uint64_t declared = UINT64_MAX;
     size_t plen = 0;
-    wk_code p = wk_snappy_block_peek(src, n, max_out, &declared, &plen, &ep);
-    wk_code v = wk_snappy_block_validate(src, n, max_out, NULL, &ev);
+    wk_code p = wk_eth_snappy_block_peek(src, n, max_out, &declared, &plen, &ep);
+    wk_code v = wk_eth_snappy_block_validate(src, n, max_out, NULL, &ev);
     if (p != WK_OK) {
         CHECK(p == WK_ERR_SNAPPY_TRUNCATED || p == WK_ERR_SNAPPY_PREAMBLE ||
               p == WK_ERR_SNAPPY_TOO_LARGE);
@@ -150,19 +152,19 @@ static bool decode_differential(const uint8_t *src, size_t n, uint64_t max_out,
         /* what a limit-free peek says about TOO_LARGE */
         if (p == WK_ERR_SNAPPY_TOO_LARGE) {
             uint64_t d2;
-            CHECK(wk_snappy_block_peek(src, n, UINT64_MAX, &d2, NULL, &ep) == WK_OK &&
+            CHECK(wk_eth_snappy_block_peek(src, n, UINT64_MAX, &d2, NULL, &ep) == WK_OK &&
                   d2 > max_out);
         }
         return false;
     }
-    CHECK(plen >= 1 && plen <= WK_SNAPPY_PREAMBLE_MAX && plen <= n);
-    CHECK(declared <= max_out && declared <= WK_SNAPPY_BLOCK_MAX);
+    CHECK(plen >= 1 && plen <= WK_ETH_SNAPPY_PREAMBLE_MAX && plen <= n);
+    CHECK(declared <= max_out && declared <= WK_ETH_SNAPPY_BLOCK_MAX);
     if (v != WK_OK) {
         check_peer_error(v, &ev, n);
         CHECK(v != WK_ERR_SNAPPY_TOO_LARGE && v != WK_ERR_SNAPPY_PREAMBLE);
     } else {
         uint64_t d2 = 0;
-        CHECK(wk_snappy_block_validate(src, n, max_out, &d2, &ev) == WK_OK && d2 == declared);
+        CHECK(wk_eth_snappy_block_validate(src, n, max_out, &d2, &ev) == WK_OK && d2 == declared);
     }
 
     /* libsnappy's verdict (no limit of ours involved): the same, but for its one leniency */
@@ -178,16 +180,15 @@ static bool decode_differential(const uint8_t *src, size_t n, uint64_t max_out,
     int ids[ETH_KERNELS];
     int nk = kernels_in_play(ids);
     for (int ki = 0; ki < nk; ki++) {
-        CHECK(wk_snappy__set_kernel(ids[ki]) == ids[ki]);
+        CHECK(wk_eth_snappy__set_kernel(ids[ki]) == ids[ki]);
         if (declared > 0) {
             size_t dummy;
-            CHECK(wk_snappy_block_decode(src, n, max_out, buf_a, (size_t)declared - 1, &dummy,
-                                         &ed) == WK_ERR_ARG);
-            CHECK(ed.code == WK_ERR_ARG && ed.category == WK_CAT_INTEGRATION);
+            CHECK(enc_out(wk_eth_snappy_block_decode(IN(src, n), max_out, VIEW(buf_a, (size_t)declared - 1), &ed), &dummy, &ed) == ENC_NO_ROOM &&
+                  LAST_IN.pos == 0); /* one byte short: NEED_OUTPUT, input and view untouched */
         }
         memset(buf_a + declared, 0xa5, CANARY);
         size_t out_len = SIZE_MAX;
-        wk_code d = wk_snappy_block_decode(src, n, max_out, buf_a, BUF_CAP, &out_len, &ed);
+        wk_code d = enc_out(wk_eth_snappy_block_decode(IN(src, n), max_out, VIEW(buf_a, BUF_CAP), &ed), &out_len, &ed);
         for (size_t k = 0; k < CANARY; k++) CHECK(buf_a[declared + k] == 0xa5);
         wk_alloc_counter ctr;
         memset(&ctr, 0, sizeof ctr);
@@ -195,7 +196,7 @@ static bool decode_differential(const uint8_t *src, size_t n, uint64_t max_out,
         uint8_t *heap = NULL;
         size_t heap_len = SIZE_MAX;
         wk_error ea;
-        wk_code da = wk_snappy_block_decode_alloc(src, n, max_out, &a, &heap, &heap_len, &ea);
+        wk_code da = wk_eth_snappy_block_decode_alloc(src, n, max_out, &a, &heap, &heap_len, &ea);
         CHECK(d != WK_ERR_BACKEND && da != WK_ERR_BACKEND);
         CHECK((d == WK_OK) == (v == WK_OK));
         CHECK(da == d);
@@ -230,7 +231,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (decode_differential(src, n, max_out, &declared) && declared <= BUF_CAP) {
         wk_error ev;
         if (declared > 0) {
-            CHECK(wk_snappy_block_validate(src, n, declared - 1, NULL, &ev) ==
+            CHECK(wk_eth_snappy_block_validate(src, n, declared - 1, NULL, &ev) ==
                   WK_ERR_SNAPPY_TOO_LARGE);
             CHECK(ev.offset == 0);
         }
@@ -248,6 +249,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t pos = ((size_t)(data[0] >> 3) * elen / 32 + h % (elen / 32 + 1)) % elen;
     memcpy(mut_buf, enc_buf, elen);
     mut_buf[pos] ^= (uint8_t)(1 + (h >> 24) % 255);
-    decode_differential(mut_buf, elen, WK_SNAPPY_BLOCK_MAX, &declared);
+    decode_differential(mut_buf, elen, WK_ETH_SNAPPY_BLOCK_MAX, &declared);
     return 0;
 }

@@ -4,7 +4,7 @@
  * Input: two header bytes, then the stream.
  *   byte 0  bits 0-2  push size (1 .. 65536 bytes)
  *           bits 3-5  output view capacity (1 .. 131072 bytes)
- *           bits 6-7  output limit: 1 or 2 = wk_snappy_frame_decoder_set_output_limit(byte 1
+ *           bits 6-7  output limit: 1 or 2 = wk_eth_snappy_frame_decoder_set_output_limit(byte 1
  *                     bits 0-3 picks 0 .. 144060), 0 or 3 = none
  *   byte 1  bits 4-5  largest skippable body: default (76494), 0, 8, 16777215
  *           bits 6-7  round trip: the plaintext is the stream bytes repeated 1, 1, 3 or 40 times
@@ -15,14 +15,14 @@
  *   - NEED_OUTPUT only with a full view; NEED_INPUT only with the push consumed; DONE only with
  *     an output limit, exactly when the output equals it; after DONE nothing more is consumed or
  *     written and finish is WK_OK;
- *   - wk_snappy_frame_decoder_produced / _consumed equal the bytes moved;
+ *   - wk_eth_snappy_frame_decoder_produced / _consumed equal the bytes moved;
  *   - after WK_ERROR the error is PeerProtocol FRAME_ERR_* / SNAPPY_ERR_* (SSZSNAPPY_ERR_
  *     EXCESS_DATA only under a limit) with an offset inside the input, and stays set (decode
  *     and finish repeat it without moving anything);
  *   - finish: WK_OK, or FRAME_ERR_TRUNCATED with offset = bytes pushed;
  *   - memory (counting allocator): everything is allocated by create (no allocation in a decode
  *     step or a reset), peak below 160 KiB.
- * Pass 2 runs the same decoder after wk_snappy_frame_decoder_reset (limits kept) in one push with
+ * Pass 2 runs the same decoder after wk_eth_snappy_frame_decoder_reset (limits kept) in one push with
  * roomy views: same verdict and error offset, and when accepted the same bytes and consumed
  * count. Pass 2 is compared with a small reference decoder written here from spec 1 and 2 (its
  * own block validator, libsnappy to decode valid blocks, a bitwise CRC-32C): same accept/reject
@@ -39,11 +39,12 @@
  * pushed into a decoder, decode to exactly the plaintext so far; the whole stream decodes to the
  * plaintext with a clean finish; an empty plaintext gives zero bytes; the stream is the
  * identifier once, then 0x00 / 0x01 chunks of at most 65536 decoded bytes (0x00 only when it
- * saves at least 1/8); re-encoding the same plan after wk_snappy_frame_encoder_reset with roomy
+ * saves at least 1/8); re-encoding the same plan after wk_eth_snappy_frame_encoder_reset with roomy
  * views gives identical bytes; with a single final flush the result equals
- * wk_snappy_frame_encode_all and fits wk_snappy_frame_max_encoded_len; encoder memory is all
+ * wk_eth_snappy_frame_encode_all and fits wk_eth_snappy_frame_max_size; encoder memory is all
  * allocated by create, peak below 160 KiB. */
 #include <wirekit/eth.h>
+#include "wk_contract_eth.h"
 #include <snappy-c.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,7 @@
 #define MAX_BODY_COMPRESSED 76494
 #define MAX_BODY_UNCOMPRESSED 65540
 #define MAX_PLAN 64
+
 
 static const size_t pushes[8] = {1, 2, 3, 7, 64, 509, 4096, 65536};
 static const size_t views[8] = {1, 2, 5, 16, 100, 4096, 65536, BIG_VIEW};
@@ -183,23 +185,23 @@ static void check_error(const wk_error *err, bool limited, size_t n)
     CHECK(err->has_offset && err->offset <= n);
 }
 
-static void check_sticky(wk_snappy_frame_decoder *d, const wk_error *first)
+static void check_sticky(wk_eth_snappy_frame_decoder *d, const wk_error *first)
 {
     uint8_t b[4];
     wk_out out = {b, sizeof b, 0};
     static const uint8_t one[1] = {0xff};
     wk_in in = {one, 1, 0};
     wk_error err;
-    uint64_t c0 = wk_snappy_frame_decoder_consumed(d), p0 = wk_snappy_frame_decoder_produced(d);
-    CHECK(wk_snappy_frame_decode(d, &out, &in, &err) == WK_ERROR);
+    uint64_t c0 = wk_eth_snappy_frame_decoder_consumed(d), p0 = wk_eth_snappy_frame_decoder_produced(d);
+    CHECK(wk_eth_snappy_frame_decode(d, &in, &out, &err) == WK_ERROR);
     CHECK(err.code == first->code && err.offset == first->offset && in.pos == 0 && out.pos == 0);
-    CHECK(wk_snappy_frame_decoder_finish(d, &err) == first->code && err.code == first->code);
-    CHECK(wk_snappy_frame_decoder_consumed(d) == c0 && wk_snappy_frame_decoder_produced(d) == p0);
+    CHECK(frame_finish(d, &err) == first->code && err.code == first->code);
+    CHECK(wk_eth_snappy_frame_decoder_consumed(d) == c0 && wk_eth_snappy_frame_decoder_produced(d) == p0);
 }
 
 /* Decodes wire[0..n) in pushes of `push` bytes through views of `cap` bytes. */
 NO_COVERAGE
-static outcome run(wk_snappy_frame_decoder *d, const uint8_t *wire, size_t n, size_t push,
+static outcome run(wk_eth_snappy_frame_decoder *d, const uint8_t *wire, size_t n, size_t push,
                    size_t cap, bool limited, uint64_t limit, uint8_t *buf)
 {
     outcome oc = {WK_OK, 0, false, false, 0, 0, 0};
@@ -215,12 +217,12 @@ static outcome run(wk_snappy_frame_decoder *d, const uint8_t *wire, size_t n, si
             wk_out out = {buf, cap, 0};
             size_t in0 = in.pos;
             wk_error_clear(&err);
-            r = wk_snappy_frame_decode(d, &out, &in, &err);
+            r = wk_eth_snappy_frame_decode(d, &in, &out, &err);
             CHECK(out.pos <= cap && in.pos >= in0 && in.pos <= in.size);
             oc.produced += out.pos;
             oc.consumed += in.pos - in0;
             oc.hash = hash(oc.hash, buf, out.pos);
-            CHECK(wk_snappy_frame_decoder_produced(d) == oc.produced);
+            CHECK(wk_eth_snappy_frame_decoder_produced(d) == oc.produced);
             if (limited) CHECK(oc.produced <= limit);
             if (r == WK_ERROR) {
                 check_error(&err, limited, n);
@@ -229,7 +231,7 @@ static outcome run(wk_snappy_frame_decoder *d, const uint8_t *wire, size_t n, si
                 oc.offset = err.offset;
                 return oc;
             }
-            CHECK(wk_snappy_frame_decoder_consumed(d) == oc.consumed);
+            CHECK(wk_eth_snappy_frame_decoder_consumed(d) == oc.consumed);
             if (r == WK_NEED_OUTPUT) {
                 CHECK(out.pos == cap);
                 if (oc.produced > bound) {
@@ -254,14 +256,14 @@ static outcome run(wk_snappy_frame_decoder *d, const uint8_t *wire, size_t n, si
         oc.done = true;
         wk_in in = {wire + pos, n - pos, 0};
         wk_out out = {buf, cap, 0};
-        CHECK(wk_snappy_frame_decode(d, &out, &in, &err) == WK_DONE);
+        CHECK(wk_eth_snappy_frame_decode(d, &in, &out, &err) == WK_DONE);
         CHECK(in.pos == 0 && out.pos == 0);
-        CHECK(wk_snappy_frame_decoder_consumed(d) == oc.consumed);
-        CHECK(wk_snappy_frame_decoder_finish(d, &err) == WK_OK);
+        CHECK(wk_eth_snappy_frame_decoder_consumed(d) == oc.consumed);
+        CHECK(frame_finish(d, &err) == WK_OK);
         return oc;
     }
     CHECK(pos == n);
-    wk_code c = wk_snappy_frame_decoder_finish(d, &err);
+    wk_code c = frame_finish(d, &err);
     if (c != WK_OK) {
         CHECK(c == WK_ERR_FRAME_TRUNCATED && err.code == c);
         check_error(&err, limited, n);
@@ -302,9 +304,9 @@ static void check_encoded(const uint8_t *w, size_t n, uint64_t plain_len, bool w
         CHECK(n == 0);
         return;
     }
-    CHECK(n >= WK_SNAPPY_FRAME_STREAM_ID_LEN &&
-          memcmp(w, WK_SNAPPY_FRAME_STREAM_ID, WK_SNAPPY_FRAME_STREAM_ID_LEN) == 0);
-    size_t pos = WK_SNAPPY_FRAME_STREAM_ID_LEN;
+    CHECK(n >= WK_ETH_SNAPPY_FRAME_STREAM_ID_LEN &&
+          memcmp(w, WK_ETH_SNAPPY_FRAME_STREAM_ID, WK_ETH_SNAPPY_FRAME_STREAM_ID_LEN) == 0);
+    size_t pos = WK_ETH_SNAPPY_FRAME_STREAM_ID_LEN;
     uint64_t total = 0;
     while (pos < n) {
         CHECK(n - pos >= 8);
@@ -342,9 +344,9 @@ typedef struct plan_step {
  * when `dec` is given, the bytes written so far are decoded after every flush and must give the
  * plaintext so far. Returns the stream length. */
 NO_COVERAGE
-static size_t encode_plan(wk_snappy_frame_encoder *e, const uint8_t *plain, const plan_step *plan,
+static size_t encode_plan(wk_eth_snappy_frame_encoder *e, const uint8_t *plain, const plan_step *plan,
                           size_t steps, prng *g, uint8_t *dst, size_t dst_cap,
-                          wk_snappy_frame_decoder *dec, uint8_t *dbuf)
+                          wk_eth_snappy_frame_decoder *dec, uint8_t *dbuf)
 {
     size_t off = 0, elen = 0, fed = 0;
     uint64_t decoded = 0;
@@ -356,7 +358,7 @@ static size_t encode_plan(wk_snappy_frame_encoder *e, const uint8_t *plain, cons
             size_t view = g ? pick_view(g) : BIG_VIEW;
             if (view > dst_cap - elen) view = dst_cap - elen;
             wk_out out = {dst + elen, view, 0};
-            wk_result r = wk_snappy_frame_encode(e, &out, &in, flush, &err);
+            wk_result r = frame_encode_step(e, &in, &out, flush, &err);
             CHECK(r != WK_ERROR);
             CHECK(out.pos <= view && in.pos <= in.size);
             elen += out.pos;
@@ -380,7 +382,7 @@ static size_t encode_plan(wk_snappy_frame_encoder *e, const uint8_t *plain, cons
             wk_result r;
             do {
                 wk_out dout = {dbuf + decoded, BIG_VIEW, 0};
-                r = wk_snappy_frame_decode(dec, &dout, &din, &err);
+                r = wk_eth_snappy_frame_decode(dec, &din, &dout, &err);
                 CHECK(r != WK_ERROR);
                 CHECK(dout.pos == 0 || memcmp(dbuf + decoded, plain + decoded, dout.pos) == 0);
                 decoded += dout.pos;
@@ -390,7 +392,7 @@ static size_t encode_plan(wk_snappy_frame_encoder *e, const uint8_t *plain, cons
             CHECK(decoded == off);
         }
     }
-    if (dec) CHECK(wk_snappy_frame_decoder_finish(dec, &err) == WK_OK);
+    if (dec) CHECK(frame_finish(dec, &err) == WK_OK);
     return elen;
 }
 
@@ -414,7 +416,7 @@ static void ensure(size_t plain_len)
     /* the largest stream a plan can give: every chunk is a full piece or ends at a flush, and
      * no chunk is larger than its plaintext plus its 8 header bytes */
     size_t need =
-        WK_SNAPPY_FRAME_STREAM_ID_LEN + plain_len + 8 * (plain_len / MAX_DATA + MAX_PLAN + 2);
+        WK_ETH_SNAPPY_FRAME_STREAM_ID_LEN + plain_len + 8 * (plain_len / MAX_DATA + MAX_PLAN + 2);
     if (need > enc_cap) {
         free(enc_a);
         free(enc_b);
@@ -432,8 +434,8 @@ static void ensure(size_t plain_len)
  * largest cost of an execution). Their allocation counts must never move after create. */
 static wk_alloc_counter dec_ctr, rt_ctr, enc_ctr;
 static wk_allocator dec_alloc, rt_alloc, enc_alloc;
-static wk_snappy_frame_decoder *dec, *rt_dec;
-static wk_snappy_frame_encoder *rt_enc;
+static wk_eth_snappy_frame_decoder *dec, *rt_dec;
+static wk_eth_snappy_frame_encoder *rt_enc;
 static uint64_t dec_count, rt_count, enc_count;
 
 static void ensure_objects(void)
@@ -443,11 +445,11 @@ static void ensure_objects(void)
     dec_alloc = wk_counting_allocator(&dec_ctr);
     rt_alloc = wk_counting_allocator(&rt_ctr);
     enc_alloc = wk_counting_allocator(&enc_ctr);
-    dec = wk_snappy_frame_decoder_create(&dec_alloc, &err);
-    rt_dec = wk_snappy_frame_decoder_create(&rt_alloc, &err);
-    rt_enc = wk_snappy_frame_encoder_create(&enc_alloc, &err);
+    dec = wk_eth_snappy_frame_decoder_create(&(wk_eth_snappy_frame_params){&dec_alloc}, &err);
+    rt_dec = wk_eth_snappy_frame_decoder_create(&(wk_eth_snappy_frame_params){&rt_alloc}, &err);
+    rt_enc = wk_eth_snappy_frame_encoder_create(&(wk_eth_snappy_frame_params){&enc_alloc}, &err);
     CHECK(dec && rt_dec && rt_enc);
-    CHECK(wk_snappy_frame_decoder_produced(dec) == 0 && wk_snappy_frame_decoder_consumed(dec) == 0);
+    CHECK(wk_eth_snappy_frame_decoder_produced(dec) == 0 && wk_eth_snappy_frame_decoder_consumed(dec) == 0);
     dec_count = dec_ctr.count;
     rt_count = rt_ctr.count;
     enc_count = enc_ctr.count;
@@ -484,10 +486,10 @@ static void round_trip(const uint8_t *wire, size_t n, size_t rep, uint64_t seed)
     steps++;
 
     wk_error err;
-    wk_snappy_frame_encoder *e = rt_enc;
-    wk_snappy_frame_decoder *d = rt_dec;
-    wk_snappy_frame_encoder_reset(e);
-    wk_snappy_frame_decoder_reset(d);
+    wk_eth_snappy_frame_encoder *e = rt_enc;
+    wk_eth_snappy_frame_decoder *d = rt_dec;
+    wk_eth_snappy_frame_encoder_reset(e);
+    wk_eth_snappy_frame_decoder_reset(d);
 
     size_t la = encode_plan(e, plain_buf, plan, steps, &g, enc_a, enc_cap, d, dec_buf);
     bool single_flush = true;
@@ -496,24 +498,24 @@ static void round_trip(const uint8_t *wire, size_t n, size_t rep, uint64_t seed)
     check_encoded(enc_a, la, plen, single_flush, tmp_buf);
 
     /* the same plan, roomy views, after reset: the same bytes */
-    wk_snappy_frame_encoder_reset(e);
+    wk_eth_snappy_frame_encoder_reset(e);
     size_t lb = encode_plan(e, plain_buf, plan, steps, NULL, enc_b, enc_cap, NULL, NULL);
     CHECK(lb == la && memcmp(enc_a, enc_b, la) == 0);
 
     /* one push, one flush: equals the one-shot form */
-    wk_snappy_frame_encoder_reset(e);
+    wk_eth_snappy_frame_encoder_reset(e);
     plan_step one = {plen, true};
     size_t lc = encode_plan(e, plain_buf, &one, 1, NULL, enc_b, enc_cap, NULL, NULL);
-    uint64_t bound = wk_snappy_frame_max_encoded_len(plen);
+    uint64_t bound = wk_eth_snappy_frame_max_size(plen);
     CHECK(bound == (plen ? 10 + plen + 8 * ((plen + MAX_DATA - 1) / MAX_DATA) : 0));
     CHECK(lc <= bound);
     check_encoded(enc_b, lc, plen, true, tmp_buf);
     size_t ld = 0;
-    CHECK(wk_snappy_frame_encode_all(plain_buf, plen, enc_c, (size_t)bound, &ld, &err) == WK_OK);
+    CHECK(enc_out(wk_eth_snappy_frame_encode_all(plain_buf, plen, VIEW(enc_c, (size_t)bound), &err), &ld, &err) == WK_OK);
     CHECK(ld == lc && memcmp(enc_b, enc_c, lc) == 0);
     if (bound > 0)
-        CHECK(wk_snappy_frame_encode_all(plain_buf, plen, enc_c, (size_t)bound - 1, &ld, &err) ==
-              WK_ERR_ARG);
+        CHECK(enc_out(wk_eth_snappy_frame_encode_all(plain_buf, plen, VIEW(enc_c, (size_t)bound - 1), &err), &ld, &err) ==
+              ENC_NO_ROOM);
 
     CHECK(enc_ctr.count == enc_count && enc_ctr.peak < MEM_MAX);
     CHECK(rt_ctr.count == rt_count);
@@ -535,13 +537,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ensure(0);
 
     ensure_objects();
-    wk_snappy_frame_decoder *d = dec;
-    wk_snappy_frame_decoder_reset(d);
+    wk_eth_snappy_frame_decoder *d = dec;
+    wk_eth_snappy_frame_decoder_reset(d);
     /* both setters every time: what the previous input set survives reset */
-    if (!set_skip) max_skip = WK_SNAPPY_FRAME_DEFAULT_MAX_SKIPPABLE;
-    wk_snappy_frame_decoder_set_max_skippable(d, max_skip);
-    wk_snappy_frame_decoder_set_output_limit(d, limit);
-    CHECK(wk_snappy_frame_decoder_produced(d) == 0 && wk_snappy_frame_decoder_consumed(d) == 0);
+    if (!set_skip) max_skip = WK_ETH_SNAPPY_FRAME_DEFAULT_MAX_SKIPPABLE;
+    wk_eth_snappy_frame_decoder_set_max_skippable(d, max_skip);
+    wk_eth_snappy_frame_decoder_set_output_limit(d, limit);
+    CHECK(wk_eth_snappy_frame_decoder_produced(d) == 0 && wk_eth_snappy_frame_decoder_consumed(d) == 0);
 
     static uint8_t *buf;
     if (!buf) {
@@ -549,8 +551,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(buf);
     }
     outcome o1 = run(d, wire, n, push, cap, limited, limit, buf);
-    wk_snappy_frame_decoder_reset(d);
-    CHECK(wk_snappy_frame_decoder_produced(d) == 0 && wk_snappy_frame_decoder_consumed(d) == 0);
+    wk_eth_snappy_frame_decoder_reset(d);
+    CHECK(wk_eth_snappy_frame_decoder_produced(d) == 0 && wk_eth_snappy_frame_decoder_consumed(d) == 0);
     outcome o2 = run(d, wire, n, n ? n : 1, BIG_VIEW, limited, limit, buf);
     CHECK(dec_ctr.count == dec_count && dec_ctr.peak < MEM_MAX);
 

@@ -8,7 +8,7 @@
 #define CRC32C_POLY 0x82F63B78u /* reflected form of 0x1EDC6F41 */
 #define ISAL_PIECE (1u << 30)   /* crc32_iscsi takes an int length */
 
-uint32_t wk_crc32c_update(uint32_t crc, const void *data, size_t n)
+uint32_t wk_eth_crc32c_update(uint32_t crc, const void *data, size_t n)
 {
     /* crc32_iscsi works on the raw register (init in, no final XOR out). */
     unsigned int reg = ~crc;
@@ -22,15 +22,15 @@ uint32_t wk_crc32c_update(uint32_t crc, const void *data, size_t n)
     return ~(uint32_t)reg;
 }
 
-uint32_t wk_crc32c(const void *data, size_t n) { return wk_crc32c_update(0, data, n); }
+uint32_t wk_eth_crc32c(const void *data, size_t n) { return wk_eth_crc32c_update(0, data, n); }
 
-uint32_t wk_crc32c_copy(uint8_t *dst, const uint8_t *src, size_t n, uint32_t crc)
+uint32_t wk_eth_crc32c_copy(uint8_t *dst, const uint8_t *src, size_t n, uint32_t crc)
 {
     /* One step is checksummed and then copied while it is still in L1: one pass over the
      * source from the cache instead of two (eth_bench, "checksum and copy"). */
     while (n > 0) {
-        size_t k = n < WK_CRC32C_COPY_STEP ? n : WK_CRC32C_COPY_STEP;
-        crc = wk_crc32c_update(crc, src, k);
+        size_t k = n < WK_ETH_CRC32C_COPY_STEP ? n : WK_ETH_CRC32C_COPY_STEP;
+        crc = wk_eth_crc32c_update(crc, src, k);
         memcpy(dst, src, k);
         dst += k;
         src += k;
@@ -58,7 +58,7 @@ static void crc_table_build(void)
         }
 }
 
-uint32_t wk_crc32c_table(const void *data, size_t n)
+uint32_t wk_eth_crc32c_table(const void *data, size_t n)
 {
     call_once(&crc_table_once, crc_table_build);
     const uint8_t *p = data;
@@ -86,9 +86,9 @@ uint32_t wk_crc32c_table(const void *data, size_t n)
     return ~c;
 }
 
-uint32_t wk_snappy_mask_crc(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xA282EAD8u; }
+uint32_t wk_eth_snappy_mask_crc(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xA282EAD8u; }
 
-uint32_t wk_snappy_unmask_crc(uint32_t masked)
+uint32_t wk_eth_snappy_unmask_crc(uint32_t masked)
 {
     uint32_t r = masked - 0xA282EAD8u;
     return (r << 15) | (r >> 17);

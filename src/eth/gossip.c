@@ -9,22 +9,22 @@ static const uint8_t DOMAIN_VALID[4] = {1, 0, 0, 0};
 static const uint8_t DOMAIN_INVALID[4] = {0, 0, 0, 0};
 
 /* The effective [min, max] of the optional bounds, max capped at MAX_PAYLOAD_SIZE. */
-static void effective_bounds(const wk_ssz_bounds *b, uint64_t *min, uint64_t *max)
+static void effective_bounds(const wk_eth_ssz_bounds *b, uint64_t *min, uint64_t *max)
 {
     *min = b ? b->min_len : 0;
-    *max = WK_SSZ_MAX_PAYLOAD_SIZE;
+    *max = WK_ETH_SSZ_MAX_PAYLOAD_SIZE;
     if (b && b->max_len != 0 && b->max_len < *max) *max = b->max_len;
 }
 
-wk_code wk_gossip_peek(const uint8_t *data, size_t n, const wk_ssz_bounds *bounds,
+wk_code wk_eth_gossip_peek(const uint8_t *data, size_t n, const wk_eth_ssz_bounds *bounds,
                        uint64_t *declared, wk_error *err)
 {
-    if (n > WK_GOSSIP_MAX_COMPRESSED)
-        return wk_error_set(err, WK_ERR_GOSSIP_COMPRESSED_TOO_LARGE, WK_GOSSIP_MAX_COMPRESSED,
+    if (n > WK_ETH_GOSSIP_MAX_COMPRESSED)
+        return wk_error_set(err, WK_ERR_GOSSIP_COMPRESSED_TOO_LARGE, WK_ETH_GOSSIP_MAX_COMPRESSED,
                             "Message.data of %zu bytes above max_compressed_len(MAX_PAYLOAD_SIZE) = %u",
-                            n, WK_GOSSIP_MAX_COMPRESSED);
+                            n, WK_ETH_GOSSIP_MAX_COMPRESSED);
     uint64_t d = 0;
-    wk_code rc = wk_snappy_block_peek(data, n, WK_SSZ_MAX_PAYLOAD_SIZE, &d, NULL, err);
+    wk_code rc = wk_eth_snappy_block_peek(data, n, WK_ETH_SSZ_MAX_PAYLOAD_SIZE, &d, NULL, err);
     if (rc != WK_OK) return rc;
     uint64_t lo, hi;
     effective_bounds(bounds, &lo, &hi);
@@ -36,56 +36,54 @@ wk_code wk_gossip_peek(const uint8_t *data, size_t n, const wk_ssz_bounds *bound
     return WK_OK;
 }
 
-wk_code wk_gossip_decode(const uint8_t *data, size_t n, const wk_ssz_bounds *bounds, uint8_t *dst,
-                         size_t dst_cap, size_t *out_len, wk_error *err)
+wk_result wk_eth_gossip_decode(wk_in *in, const wk_eth_ssz_bounds *bounds, wk_out *out,
+                               wk_error *err)
 {
+    if (!in || in->pos > in->size) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "no input view");
+        return WK_ERROR;
+    }
     uint64_t d = 0;
-    wk_code rc = wk_gossip_peek(data, n, bounds, &d, err);
-    if (rc != WK_OK) return rc;
-    if (dst_cap < d)
-        return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "output holds %zu bytes, %llu declared",
-                            dst_cap, (unsigned long long)d);
-    return wk_snappy_block_decode(data, n, d, dst, dst_cap, out_len, err);
+    if (wk_eth_gossip_peek(in->src ? in->src + in->pos : NULL, in->size - in->pos, bounds, &d,
+                           err) != WK_OK)
+        return WK_ERROR;
+    return wk_eth_snappy_block_decode(in, d, out, err);
 }
 
-/* Marks the error just set as encoder-side (local): Integration. */
-static wk_code local(wk_error *err, wk_code code)
+wk_result wk_eth_gossip_encode(const uint8_t *ssz, size_t n, const wk_eth_ssz_bounds *bounds,
+                               wk_out *out, wk_error *err)
 {
-    if (err) err->category = WK_CAT_INTEGRATION;
-    return code;
-}
-
-wk_code wk_gossip_encode(const uint8_t *ssz, size_t n, const wk_ssz_bounds *bounds, uint8_t *dst,
-                         size_t dst_cap, size_t *out_len, wk_error *err)
-{
-    if (n > WK_SSZ_MAX_PAYLOAD_SIZE)
-        return local(err, wk_error_set(err, WK_ERR_SNAPPY_TOO_LARGE, WK_NO_OFFSET,
-                                       "SSZ bytes %zu above MAX_PAYLOAD_SIZE %u: not published", n,
-                                       WK_SSZ_MAX_PAYLOAD_SIZE));
+    if (n > WK_ETH_SSZ_MAX_PAYLOAD_SIZE) {
+        wk_error_set(err, WK_ERR_SNAPPY_TOO_LARGE, WK_NO_OFFSET,
+                     "SSZ bytes %zu above MAX_PAYLOAD_SIZE %u: not published", n,
+                     WK_ETH_SSZ_MAX_PAYLOAD_SIZE);
+        return WK_ERROR;
+    }
     uint64_t lo, hi;
     effective_bounds(bounds, &lo, &hi);
-    if (n < lo || n > hi)
-        return local(err, wk_error_set(err, WK_ERR_SSZSNAPPY_LENGTH_BOUNDS, WK_NO_OFFSET,
-                                       "SSZ bytes %zu outside [%llu, %llu]: not published", n,
-                                       (unsigned long long)lo, (unsigned long long)hi));
-    if (dst_cap < wk_snappy_max_compressed_len(n))
-        return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "output holds %zu bytes, %llu needed",
-                            dst_cap, (unsigned long long)wk_snappy_max_compressed_len(n));
-    size_t len = 0;
-    wk_code rc = wk_snappy_block_encode(ssz, n, dst, dst_cap, &len, err);
-    if (rc != WK_OK) return rc;
-    if (len > WK_GOSSIP_MAX_COMPRESSED) /* cannot happen with a correct encoder (spec 5.2) */
-        return local(err, wk_error_set(err, WK_ERR_GOSSIP_COMPRESSED_TOO_LARGE, WK_NO_OFFSET,
-                                       "compressed %zu bytes above %u", len,
-                                       WK_GOSSIP_MAX_COMPRESSED));
-    if (out_len) *out_len = len;
-    return WK_OK;
+    if (n < lo || n > hi) {
+        wk_error_set(err, WK_ERR_SSZSNAPPY_LENGTH_BOUNDS, WK_NO_OFFSET,
+                     "SSZ bytes %zu outside [%llu, %llu]: not published", n, (unsigned long long)lo,
+                     (unsigned long long)hi);
+        return WK_ERROR;
+    }
+    wk_out o = out ? *out : (wk_out){NULL, 0, 0};
+    wk_result r = wk_eth_snappy_block_encode(ssz, n, &o, err);
+    if (r != WK_DONE) return r;
+    size_t len = o.pos - out->pos;
+    if (len > WK_ETH_GOSSIP_MAX_COMPRESSED) { /* cannot happen with a correct encoder (spec 5.2) */
+        wk_error_set(err, WK_ERR_GOSSIP_COMPRESSED_TOO_LARGE, WK_NO_OFFSET,
+                     "compressed %zu bytes above %u", len, WK_ETH_GOSSIP_MAX_COMPRESSED);
+        return WK_ERROR;
+    }
+    out->pos = o.pos;
+    return WK_DONE;
 }
 
 /* SHA-256 of domain || [uint64_le(topic_len) || topic] || payload, truncated to 20 bytes. */
 static wk_code message_id_hash(const uint8_t domain[4], const char *topic, size_t topic_len,
                                const uint8_t *payload, size_t payload_len,
-                               uint8_t id[WK_GOSSIP_MESSAGE_ID_LEN], wk_error *err)
+                               uint8_t id[WK_ETH_GOSSIP_MESSAGE_ID_LEN], wk_error *err)
 {
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     uint8_t md[EVP_MAX_MD_SIZE];
@@ -101,24 +99,24 @@ static wk_code message_id_hash(const uint8_t domain[4], const char *topic, size_
     if (ok) ok = EVP_DigestFinal_ex(ctx, md, &md_len) == 1 && md_len == 32;
     EVP_MD_CTX_free(ctx);
     if (!ok) {
-        return local(err, wk_error_set(err, WK_ERR_BACKEND, WK_NO_OFFSET, "OpenSSL SHA-256 failed"));
+        return wk_error_set(err, WK_ERR_BACKEND, WK_NO_OFFSET, "OpenSSL SHA-256 failed");
     }
-    for (unsigned i = 0; i < WK_GOSSIP_MESSAGE_ID_LEN; i++) id[i] = md[i];
+    for (unsigned i = 0; i < WK_ETH_GOSSIP_MESSAGE_ID_LEN; i++) id[i] = md[i];
     return WK_OK;
 }
 
-wk_code wk_gossip_message_id(const uint8_t *data, size_t n, const char *topic, size_t topic_len,
-                             const wk_ssz_bounds *bounds, const wk_allocator *allocator,
-                             uint8_t id[WK_GOSSIP_MESSAGE_ID_LEN], bool *valid, wk_error *err)
+wk_code wk_eth_gossip_message_id(const uint8_t *data, size_t n, const char *topic, size_t topic_len,
+                             const wk_eth_ssz_bounds *bounds, const wk_allocator *allocator,
+                             uint8_t id[WK_ETH_GOSSIP_MESSAGE_ID_LEN], bool *valid, wk_error *err)
 {
     wk_allocator a = wk_allocator_or_default(allocator);
     uint8_t *plain = NULL;
     size_t plain_len = 0;
     uint64_t d = 0;
     wk_error e;
-    bool ok = wk_gossip_peek(data, n, bounds, &d, &e) == WK_OK;
+    bool ok = wk_eth_gossip_peek(data, n, bounds, &d, &e) == WK_OK;
     if (ok) {
-        wk_code rc = wk_snappy_block_decode_alloc(data, n, d, &a, &plain, &plain_len, &e);
+        wk_code rc = wk_eth_snappy_block_decode_alloc(data, n, d, &a, &plain, &plain_len, &e);
         if (rc == WK_ERR_NOMEM)
             return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET,
                                 "no memory for the %llu decompressed bytes", (unsigned long long)d);

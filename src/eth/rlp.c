@@ -1,6 +1,6 @@
 /* wirekit eth: the RLP subset of spec 3 (message ids and item headers), canonical forms enforced
  * as go-ethereum does (rlp/raw.go): sizes in their shortest form, integers without leading
- * zeros, items filling their lists exactly. No allocation; wk_rlp_check walks nested lists with
+ * zeros, items filling their lists exactly. No allocation; wk_eth_rlp_check walks nested lists with
  * an explicit fixed-size stack instead of recursion. */
 #include <wirekit/eth.h>
 
@@ -12,11 +12,11 @@ static uint64_t be_len(const uint8_t *p, unsigned k)
     return v;
 }
 
-wk_code wk_rlp_read_header(const uint8_t *p, size_t n, wk_rlp_item *item, wk_error *err)
+wk_code wk_eth_rlp_read_header(const uint8_t *p, size_t n, wk_eth_rlp_item *item, wk_error *err)
 {
     if (n == 0) return wk_error_set(err, WK_ERR_RLP_TRUNCATED, 0, "no RLP item: input is empty");
     uint8_t b = p[0];
-    wk_rlp_item it = {false, 0, 0};
+    wk_eth_rlp_item it = {false, 0, 0};
     if (b < 0x80) {
         it.payload_len = 1;
     } else if (b <= 0xb7 || (b >= 0xc0 && b <= 0xf7)) {
@@ -56,10 +56,10 @@ wk_code wk_rlp_read_header(const uint8_t *p, size_t n, wk_rlp_item *item, wk_err
     return WK_OK;
 }
 
-wk_code wk_rlp_read_uint(const uint8_t *p, size_t n, uint64_t *value, size_t *used, wk_error *err)
+wk_code wk_eth_rlp_read_uint(const uint8_t *p, size_t n, uint64_t *value, size_t *used, wk_error *err)
 {
-    wk_rlp_item it;
-    wk_code rc = wk_rlp_read_header(p, n, &it, err);
+    wk_eth_rlp_item it;
+    wk_code rc = wk_eth_rlp_read_header(p, n, &it, err);
     if (rc != WK_OK) return rc;
     if (it.is_list)
         return wk_error_set(err, WK_ERR_RLP_EXPECTED_STRING, 0, "RLP list where an integer is expected");
@@ -78,17 +78,17 @@ wk_code wk_rlp_read_uint(const uint8_t *p, size_t n, uint64_t *value, size_t *us
     return WK_OK;
 }
 
-/* Deepest nesting wk_rlp_check can track: its stack lives in a fixed array on the C stack. */
-#define RLP_STACK_MAX WK_RLP_MAX_DEPTH
+/* Deepest nesting wk_eth_rlp_check can track: its stack lives in a fixed array on the C stack. */
+#define RLP_STACK_MAX WK_ETH_RLP_MAX_DEPTH
 
-wk_code wk_rlp_check(const uint8_t *p, size_t n, unsigned max_depth, wk_error *err)
+wk_code wk_eth_rlp_check(const uint8_t *p, size_t n, unsigned max_depth, wk_error *err)
 {
     if (max_depth > RLP_STACK_MAX) max_depth = RLP_STACK_MAX;
     size_t ends[RLP_STACK_MAX]; /* end offset of every open list, outermost first */
     unsigned depth = 0;
 
-    wk_rlp_item it;
-    wk_code rc = wk_rlp_read_header(p, n, &it, err);
+    wk_eth_rlp_item it;
+    wk_code rc = wk_eth_rlp_read_header(p, n, &it, err);
     if (rc != WK_OK) return rc;
     size_t top_end = it.header_len + it.payload_len;
     size_t pos = 0;
@@ -106,7 +106,7 @@ wk_code wk_rlp_check(const uint8_t *p, size_t n, unsigned max_depth, wk_error *e
         while (depth > 0 && pos == ends[depth - 1]) depth--;
         if (depth == 0) break;
         size_t room = ends[depth - 1] - pos; /* > 0: items never cross a list end (below) */
-        rc = wk_rlp_read_header(p + pos, room, &it, err);
+        rc = wk_eth_rlp_read_header(p + pos, room, &it, err);
         if (rc == WK_ERR_RLP_TRUNCATED)
             return wk_error_set(err, WK_ERR_RLP_ELEM_TOO_LARGE, pos,
                                 "RLP item crosses the end of its list at offset %zu", ends[depth - 1]);
@@ -132,7 +132,7 @@ static unsigned be_size(uint64_t v)
     return k;
 }
 
-size_t wk_rlp_put_uint(uint64_t v, uint8_t out[WK_RLP_UINT_MAX_LEN])
+size_t wk_eth_rlp_put_uint(uint64_t v, uint8_t out[WK_ETH_RLP_UINT_MAX_LEN])
 {
     if (v > 0 && v < 0x80) {
         out[0] = (uint8_t)v;
@@ -144,7 +144,7 @@ size_t wk_rlp_put_uint(uint64_t v, uint8_t out[WK_RLP_UINT_MAX_LEN])
     return 1 + (size_t)k;
 }
 
-size_t wk_rlp_put_header(bool list, uint64_t len, uint8_t out[WK_RLP_HEADER_MAX_LEN])
+size_t wk_eth_rlp_put_header(bool list, uint64_t len, uint8_t out[WK_ETH_RLP_HEADER_MAX_LEN])
 {
     uint8_t base = list ? 0xc0 : 0x80;
     if (len < 56) {

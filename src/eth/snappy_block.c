@@ -1,31 +1,33 @@
 /* wirekit eth: Snappy block format (spec 1). The preamble is read and bounded by us before any
  * output exists; our one-pass validating decoder (snappy_decode.c) decodes; libsnappy encodes.
- * wk_snappy_block_validate, our sequential validating pass (spec 1.5, rules in order, no output),
+ * wk_eth_snappy_block_validate, our sequential validating pass (spec 1.5, rules in order, no output),
  * stays as the reference the decoder is tested and fuzzed against (same errors, same offsets). */
 #include "eth_internal.h"
 #include <snappy-c.h>
 
-uint64_t wk_snappy_max_compressed_len(uint64_t n)
+uint64_t wk_eth_snappy_block_max_size(uint64_t n)
 {
     uint64_t extra = 32 + n / 6;
     return n > UINT64_MAX - extra ? UINT64_MAX : n + extra;
 }
 
-wk_code wk_snappy_block_peek(const uint8_t *src, size_t n, uint64_t max_out, uint64_t *declared,
+wk_code wk_eth_snappy_block_peek(const uint8_t *src, size_t n, uint64_t max_out, uint64_t *declared,
                              size_t *preamble_len, wk_error *err)
 {
     uint64_t v = 0;
     size_t used = 0;
-    switch (wk_leb128_read(src, n, WK_SNAPPY_PREAMBLE_MAX, &v, &used)) {
-    case WK_LEB128_OK:
+    wk_cursor c = wk_cursor_make(src, src ? n : 0);
+    /* spec 1.1: at most 5 bytes, non-minimal forms accepted */
+    switch (wk_cursor_leb128(&c, WK_ETH_SNAPPY_PREAMBLE_MAX, WK_VARINT_ANY_FORM, &v, &used)) {
+    case WK_CURSOR_OK:
         break;
-    case WK_LEB128_TRUNCATED:
+    case WK_CURSOR_TRUNCATED:
         return wk_error_set(err, WK_ERR_SNAPPY_TRUNCATED, 0,
                             n ? "input ends inside the preamble" : "empty block (no preamble)");
     default:
         return wk_error_set(err, WK_ERR_SNAPPY_PREAMBLE, 0, "preamble longer than 5 bytes");
     }
-    if (v > WK_SNAPPY_BLOCK_MAX)
+    if (v > WK_ETH_SNAPPY_BLOCK_MAX)
         return wk_error_set(err, WK_ERR_SNAPPY_PREAMBLE, 0, "preamble value %llu above 2^32-1",
                             (unsigned long long)v);
     if (v > max_out)
@@ -45,12 +47,12 @@ static uint64_t load_le(const uint8_t *p, unsigned n)
     return v;
 }
 
-wk_code wk_snappy_block_validate(const uint8_t *src, size_t n, uint64_t max_out, uint64_t *declared,
+wk_code wk_eth_snappy_block_validate(const uint8_t *src, size_t n, uint64_t max_out, uint64_t *declared,
                                  wk_error *err)
 {
     uint64_t want;
     size_t i;
-    wk_code c = wk_snappy_block_peek(src, n, max_out, &want, &i, err);
+    wk_code c = wk_eth_snappy_block_peek(src, n, max_out, &want, &i, err);
     if (c != WK_OK) return c;
     if (declared) *declared = want;
     uint64_t produced = 0;
@@ -130,33 +132,36 @@ static wk_code block_decode_checked(const uint8_t *src, size_t n, size_t plen, u
                                     uint8_t *dst, wk_error *err)
 {
     uint8_t dummy;
-    return wk_snappy_decode_body(src, n, plen, dst ? dst : &dummy, (size_t)declared, err);
+    return wk_eth_snappy_decode_body(src, n, plen, dst ? dst : &dummy, (size_t)declared, err);
 }
 
-wk_code wk_snappy_block_decode(const uint8_t *src, size_t n, uint64_t max_out, uint8_t *dst,
-                               size_t dst_cap, size_t *out_len, wk_error *err)
+wk_result wk_eth_snappy_block_decode(wk_in *in, uint64_t max_out, wk_out *out, wk_error *err)
 {
+    if (!in || in->pos > in->size || !out || out->pos > out->size) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "no input or output view");
+        return WK_ERROR;
+    }
+    const uint8_t *src = in->src ? in->src + in->pos : NULL;
+    size_t n = in->size - in->pos;
     uint64_t declared;
     size_t plen;
-    wk_code c = wk_snappy_block_peek(src, n, max_out, &declared, &plen, err);
-    if (c != WK_OK) return c;
-    if (declared > dst_cap)
-        return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET,
-                            "dst_cap %zu below the declared length %llu", dst_cap,
-                            (unsigned long long)declared);
-    c = block_decode_checked(src, n, plen, declared, dst, err);
-    if (c != WK_OK) return c;
-    if (out_len) *out_len = (size_t)declared;
-    return WK_OK;
+    if (wk_eth_snappy_block_peek(src, n, max_out, &declared, &plen, err) != WK_OK) return WK_ERROR;
+    if (declared > out->size - out->pos) return WK_NEED_OUTPUT; /* nothing written */
+    if (block_decode_checked(src, n, plen, declared, out->dst ? out->dst + out->pos : NULL, err) !=
+        WK_OK)
+        return WK_ERROR;
+    in->pos = in->size;
+    out->pos += (size_t)declared;
+    return WK_DONE;
 }
 
-wk_code wk_snappy_block_decode_alloc(const uint8_t *src, size_t n, uint64_t max_out,
+wk_code wk_eth_snappy_block_decode_alloc(const uint8_t *src, size_t n, uint64_t max_out,
                                      const wk_allocator *allocator, uint8_t **out, size_t *out_len,
                                      wk_error *err)
 {
     uint64_t declared;
     size_t plen;
-    wk_code c = wk_snappy_block_peek(src, n, max_out, &declared, &plen, err);
+    wk_code c = wk_eth_snappy_block_peek(src, n, max_out, &declared, &plen, err);
     if (c != WK_OK) return c;
     if (declared > SIZE_MAX)
         return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET,
@@ -177,18 +182,25 @@ wk_code wk_snappy_block_decode_alloc(const uint8_t *src, size_t n, uint64_t max_
     return WK_OK;
 }
 
-wk_code wk_snappy_block_encode(const uint8_t *src, size_t n, uint8_t *dst, size_t dst_cap,
-                               size_t *out_len, wk_error *err)
+wk_result wk_eth_snappy_block_encode(const uint8_t *src, size_t n, wk_out *out, wk_error *err)
 {
-    if ((uint64_t)n > WK_SNAPPY_BLOCK_MAX)
-        return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "input of %zu bytes above 2^32-1", n);
-    if (dst_cap < wk_snappy_max_compressed_len(n))
-        return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET,
-                            "dst_cap %zu below max_compressed_len(%zu)", dst_cap, n);
+    if ((uint64_t)n > WK_ETH_SNAPPY_BLOCK_MAX) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "input of %zu bytes above 2^32-1", n);
+        return WK_ERROR;
+    }
+    if (!out || out->pos > out->size) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "no output view");
+        return WK_ERROR;
+    }
+    size_t room = out->size - out->pos;
+    if (room < wk_eth_snappy_block_max_size(n)) return WK_NEED_OUTPUT; /* libsnappy needs it */
     uint8_t dummy = 0;
-    size_t len = dst_cap;
-    if (snappy_compress((const char *)(src ? src : &dummy), n, (char *)dst, &len) != SNAPPY_OK)
-        return wk_error_set(err, WK_ERR_BACKEND, WK_NO_OFFSET, "snappy_compress failed");
-    if (out_len) *out_len = len;
-    return WK_OK;
+    size_t len = room;
+    if (snappy_compress((const char *)(src ? src : &dummy), n, (char *)out->dst + out->pos, &len) !=
+        SNAPPY_OK) {
+        wk_error_set(err, WK_ERR_BACKEND, WK_NO_OFFSET, "snappy_compress failed");
+        return WK_ERROR;
+    }
+    out->pos += len;
+    return WK_DONE;
 }

@@ -1,8 +1,8 @@
 /* wirekit eth: our one-pass validating Snappy block decoder (spec 1.2-1.5).
  *
- * wk_snappy_decode_body() decodes the elements of a block whose preamble has been read and bounded
- * (wk_snappy_block_peek) and checks every rule of spec 1.5 while it writes: the same error names
- * and offsets as wk_snappy_block_validate, in the same order (the failing element's tag; the end
+ * wk_eth_snappy_decode_body() decodes the elements of a block whose preamble has been read and bounded
+ * (wk_eth_snappy_block_peek) and checks every rule of spec 1.5 while it writes: the same error names
+ * and offsets as wk_eth_snappy_block_validate, in the same order (the failing element's tag; the end
  * of the input for LENGTH_MISMATCH). It replaces libsnappy's decoding (two passes: libsnappy,
  * then our validator to name a failure, and a guard for libsnappy's 2^32-literal leniency).
  * libsnappy stays for encoding and as the reference the tests and fuzz targets compare with.
@@ -94,7 +94,7 @@ static uint64_t load_le(const uint8_t *p, unsigned n)
 }
 
 /* One element at *ipp, every rule checked before memory is touched, in the order and with the
- * messages of wk_snappy_block_validate. Writes exactly the element's bytes at *opp (<= out_end)
+ * messages of wk_eth_snappy_block_validate. Writes exactly the element's bytes at *opp (<= out_end)
  * and advances both cursors; on an error nothing moves. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline))
@@ -510,15 +510,15 @@ static void kernel_init(void)
 }
 
 /* Test hooks (not in the public header; declared where used, like wk_blake3__set_backend):
- * wk_snappy__set_kernel forces kernel `id` (0 portable, 1 bmi2, 2 avx2, 3 avx512; -1 = the
+ * wk_eth_snappy__set_kernel forces kernel `id` (0 portable, 1 bmi2, 2 avx2, 3 avx512; -1 = the
  * default choice) for every later decode, lowered to the best kernel at or below it that the CPU
  * runs, and returns the kernel now in use. Not thread-safe: for tests, fuzzing and benchmarks.
- * wk_snappy__kernel_name names a kernel id (NULL outside 0..3). */
-int wk_snappy__set_kernel(int id);
-const char *wk_snappy__kernel_name(int id);
-int wk_snappy__kernel(void);
+ * wk_eth_snappy__kernel_name names a kernel id (NULL outside 0..3). */
+int wk_eth_snappy__set_kernel(int id);
+const char *wk_eth_snappy__kernel_name(int id);
+int wk_eth_snappy__kernel(void);
 
-int wk_snappy__set_kernel(int id)
+int wk_eth_snappy__set_kernel(int id)
 {
     call_once(&kernel_once, kernel_init);
     if (id < 0) {
@@ -534,18 +534,18 @@ int wk_snappy__set_kernel(int id)
     return id;
 }
 
-const char *wk_snappy__kernel_name(int id)
+const char *wk_eth_snappy__kernel_name(int id)
 {
     return id >= 0 && id < KERNEL_COUNT ? kernel_names[id] : NULL;
 }
 
-int wk_snappy__kernel(void)
+int wk_eth_snappy__kernel(void)
 {
     call_once(&kernel_once, kernel_init);
     return kernel_current_id;
 }
 
-wk_code wk_snappy_decode_body(const uint8_t *src, size_t n, size_t start, uint8_t *dst, size_t want,
+wk_code wk_eth_snappy_decode_body(const uint8_t *src, size_t n, size_t start, uint8_t *dst, size_t want,
                               wk_error *err)
 {
     call_once(&kernel_once, kernel_init);

@@ -11,7 +11,7 @@
 #define T_PADDING 0xfe
 #define T_STREAM_ID 0xff
 #define MAX_SKIPPABLE_LIMIT 0xFFFFFFu
-#define BLOCK_MAX_COMPRESSED 76490u /* wk_snappy_max_compressed_len(65536) */
+#define BLOCK_MAX_COMPRESSED 76490u /* wk_eth_snappy_block_max_size(65536) */
 #define MIN_COMPRESS_LEN 17         /* Go and Rust emit a bare literal below this */
 
 static const uint8_t stream_id_body[6] = {0x73, 0x4e, 0x61, 0x50, 0x70, 0x59}; /* "sNaPpY" */
@@ -27,7 +27,7 @@ enum dec_phase {
     D_FAILED  /* sticky error in `error` */
 };
 
-struct wk_snappy_frame_decoder {
+struct wk_eth_snappy_frame_decoder {
     wk_allocator alloc;
     uint64_t limit;         /* output bound (UINT64_MAX = none) */
     uint32_t max_skippable; /* largest padding / skippable body */
@@ -46,11 +46,11 @@ struct wk_snappy_frame_decoder {
     const uint8_t *pend;          /* D_EMIT: into obuf or body */
     uint32_t pend_len, pend_pos;
     wk_error error;
-    uint8_t body[WK_SNAPPY_FRAME_MAX_COMPRESSED_BODY];
-    uint8_t obuf[WK_SNAPPY_FRAME_MAX_DATA];
+    uint8_t body[WK_ETH_SNAPPY_FRAME_MAX_COMPRESSED_BODY];
+    uint8_t obuf[WK_ETH_SNAPPY_FRAME_MAX_DATA];
 };
 
-static void dec_clear(wk_snappy_frame_decoder *d)
+static void dec_clear(wk_eth_snappy_frame_decoder *d)
 {
     d->phase = D_HEADER;
     d->seen_id = false;
@@ -64,11 +64,11 @@ static void dec_clear(wk_snappy_frame_decoder *d)
     wk_error_clear(&d->error);
 }
 
-wk_snappy_frame_decoder *wk_snappy_frame_decoder_create(const wk_allocator *allocator,
-                                                        wk_error *err)
+wk_eth_snappy_frame_decoder *
+wk_eth_snappy_frame_decoder_create(const wk_eth_snappy_frame_params *params, wk_error *err)
 {
-    wk_allocator a = wk_allocator_or_default(allocator);
-    wk_snappy_frame_decoder *d = a.alloc(a.opaque, sizeof *d);
+    wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
+    wk_eth_snappy_frame_decoder *d = a.alloc(a.opaque, sizeof *d);
     if (!d) {
         wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET,
                      "framing decoder allocation (%zu bytes) failed", sizeof *d);
@@ -76,35 +76,35 @@ wk_snappy_frame_decoder *wk_snappy_frame_decoder_create(const wk_allocator *allo
     }
     d->alloc = a;
     d->limit = UINT64_MAX;
-    d->max_skippable = WK_SNAPPY_FRAME_DEFAULT_MAX_SKIPPABLE;
+    d->max_skippable = WK_ETH_SNAPPY_FRAME_DEFAULT_MAX_SKIPPABLE;
     dec_clear(d);
     return d;
 }
 
-void wk_snappy_frame_decoder_free(wk_snappy_frame_decoder *d)
+void wk_eth_snappy_frame_decoder_destroy(wk_eth_snappy_frame_decoder *d)
 {
     if (!d) return;
     wk_allocator a = d->alloc;
     a.free(a.opaque, d);
 }
 
-void wk_snappy_frame_decoder_reset(wk_snappy_frame_decoder *d) { dec_clear(d); }
+void wk_eth_snappy_frame_decoder_reset(wk_eth_snappy_frame_decoder *d) { dec_clear(d); }
 
-void wk_snappy_frame_decoder_set_max_skippable(wk_snappy_frame_decoder *d, uint32_t max_body)
+void wk_eth_snappy_frame_decoder_set_max_skippable(wk_eth_snappy_frame_decoder *d, uint32_t max_body)
 {
     d->max_skippable = max_body > MAX_SKIPPABLE_LIMIT ? MAX_SKIPPABLE_LIMIT : max_body;
 }
 
-void wk_snappy_frame_decoder_set_output_limit(wk_snappy_frame_decoder *d, uint64_t limit)
+void wk_eth_snappy_frame_decoder_set_output_limit(wk_eth_snappy_frame_decoder *d, uint64_t limit)
 {
     d->limit = limit; /* judged at the next chunk boundary (WK_DONE) or data chunk (excess) */
 }
 
-uint64_t wk_snappy_frame_decoder_consumed(const wk_snappy_frame_decoder *d) { return d->consumed; }
-uint64_t wk_snappy_frame_decoder_produced(const wk_snappy_frame_decoder *d) { return d->produced; }
+uint64_t wk_eth_snappy_frame_decoder_consumed(const wk_eth_snappy_frame_decoder *d) { return d->consumed; }
+uint64_t wk_eth_snappy_frame_decoder_produced(const wk_eth_snappy_frame_decoder *d) { return d->produced; }
 
 /* Makes the error in d->error sticky and reports it. */
-static wk_code latch(wk_snappy_frame_decoder *d, wk_error *err)
+static wk_code latch(wk_eth_snappy_frame_decoder *d, wk_error *err)
 {
     d->phase = D_FAILED;
     if (err) *err = d->error;
@@ -113,7 +113,7 @@ static wk_code latch(wk_snappy_frame_decoder *d, wk_error *err)
 #define DFAIL(d, err, ...) (wk_error_set(&(d)->error, __VA_ARGS__), latch((d), (err)))
 
 /* Checks that can be made on the type byte alone (as soon as it arrives). */
-static wk_code check_type(wk_snappy_frame_decoder *d, uint8_t type, wk_error *err)
+static wk_code check_type(wk_eth_snappy_frame_decoder *d, uint8_t type, wk_error *err)
 {
     if (!d->seen_id && type != T_STREAM_ID)
         return DFAIL(d, err, WK_ERR_FRAME_NO_STREAM_ID, d->chunk_start,
@@ -125,7 +125,7 @@ static wk_code check_type(wk_snappy_frame_decoder *d, uint8_t type, wk_error *er
 }
 
 /* Checks of a complete header (the type already passed check_type). */
-static wk_code check_header(wk_snappy_frame_decoder *d, uint8_t type, uint32_t len, wk_error *err)
+static wk_code check_header(wk_eth_snappy_frame_decoder *d, uint8_t type, uint32_t len, wk_error *err)
 {
     switch (type) {
     case T_STREAM_ID:
@@ -138,15 +138,15 @@ static wk_code check_header(wk_snappy_frame_decoder *d, uint8_t type, uint32_t l
         if (len < 4)
             return DFAIL(d, err, WK_ERR_FRAME_CHUNK_TOO_SHORT, d->chunk_start,
                          "data chunk body of %u bytes has no room for the checksum", (unsigned)len);
-        if (type == T_COMPRESSED && len > WK_SNAPPY_FRAME_MAX_COMPRESSED_BODY)
+        if (type == T_COMPRESSED && len > WK_ETH_SNAPPY_FRAME_MAX_COMPRESSED_BODY)
             return DFAIL(d, err, WK_ERR_FRAME_CHUNK_TOO_LARGE, d->chunk_start,
                          "compressed chunk body of %u bytes (limit %u)", (unsigned)len,
-                         (unsigned)WK_SNAPPY_FRAME_MAX_COMPRESSED_BODY);
+                         (unsigned)WK_ETH_SNAPPY_FRAME_MAX_COMPRESSED_BODY);
         if (type == T_UNCOMPRESSED) {
-            if (len > WK_SNAPPY_FRAME_MAX_UNCOMPRESSED_BODY)
+            if (len > WK_ETH_SNAPPY_FRAME_MAX_UNCOMPRESSED_BODY)
                 return DFAIL(d, err, WK_ERR_FRAME_CHUNK_TOO_LARGE, d->chunk_start,
                              "uncompressed chunk body of %u bytes (limit %u)", (unsigned)len,
-                             (unsigned)WK_SNAPPY_FRAME_MAX_UNCOMPRESSED_BODY);
+                             (unsigned)WK_ETH_SNAPPY_FRAME_MAX_UNCOMPRESSED_BODY);
             if (len - 4 > d->limit - d->committed)
                 return DFAIL(d, err, WK_ERR_SSZSNAPPY_EXCESS_DATA, d->chunk_start,
                              "chunk of %u bytes after %llu takes the output above its limit %llu",
@@ -164,7 +164,7 @@ static wk_code check_header(wk_snappy_frame_decoder *d, uint8_t type, uint32_t l
 }
 
 /* After a checked header: where the body goes. */
-static void begin_body(wk_snappy_frame_decoder *d, uint8_t type, uint32_t len)
+static void begin_body(wk_eth_snappy_frame_decoder *d, uint8_t type, uint32_t len)
 {
     d->type = type;
     if (type == T_STREAM_ID || type == T_COMPRESSED || type == T_UNCOMPRESSED) {
@@ -186,7 +186,7 @@ static void begin_body(wk_snappy_frame_decoder *d, uint8_t type, uint32_t len)
  * if the chunk then fails), else into obuf; its bytes count only once the checksum has been
  * verified. For a 0x01 chunk buffered in d->body, `crc_known` says that d->body_crc already holds
  * its CRC-32C (computed while buffering). Leaves the phase at D_HEADER or D_EMIT. */
-static wk_code handle_body(wk_snappy_frame_decoder *d, const uint8_t *body, uint32_t len,
+static wk_code handle_body(wk_eth_snappy_frame_decoder *d, const uint8_t *body, uint32_t len,
                            uint64_t body_off, bool crc_known, wk_out *out, wk_error *err)
 {
     d->phase = D_HEADER;
@@ -210,20 +210,20 @@ static wk_code handle_body(wk_snappy_frame_decoder *d, const uint8_t *body, uint
                 memcpy(out->dst + out->pos, data, n);
                 crc = d->body_crc;
             } else {
-                crc = wk_crc32c_copy(out->dst + out->pos, data, n, 0);
+                crc = wk_eth_crc32c_copy(out->dst + out->pos, data, n, 0);
             }
             in_out = true;
         } else if (n > 0 && data != d->body + 4) { /* in the caller's input, no room: keep it */
-            crc = wk_crc32c_copy(d->obuf, data, n, 0);
+            crc = wk_eth_crc32c_copy(d->obuf, data, n, 0);
             data = d->obuf;
         } else {
-            crc = crc_known ? d->body_crc : wk_crc32c(data, n);
+            crc = crc_known ? d->body_crc : wk_eth_crc32c(data, n);
         }
     } else {
         uint64_t declared;
         size_t blen = len - 4, plen;
         wk_error e;
-        if (wk_snappy_block_peek(data, blen, WK_SNAPPY_FRAME_MAX_DATA, &declared, &plen, &e) !=
+        if (wk_eth_snappy_block_peek(data, blen, WK_ETH_SNAPPY_FRAME_MAX_DATA, &declared, &plen, &e) !=
             WK_OK) {
             if (e.code == WK_ERR_SNAPPY_TOO_LARGE)
                 return DFAIL(d, err, WK_ERR_FRAME_CHUNK_TOO_LARGE, d->chunk_start,
@@ -238,15 +238,15 @@ static wk_code handle_body(wk_snappy_frame_decoder *d, const uint8_t *body, uint
                          "chunk of %zu bytes after %llu takes the output above its limit %llu", n,
                          (unsigned long long)d->committed, (unsigned long long)d->limit);
         uint8_t *dst = n > 0 && room >= n ? out->dst + out->pos : d->obuf;
-        if (wk_snappy_decode_body(data, blen, plen, dst, n, &d->error) != WK_OK) {
+        if (wk_eth_snappy_decode_body(data, blen, plen, dst, n, &d->error) != WK_OK) {
             d->error.offset += body_off + 4;
             return latch(d, err);
         }
-        crc = wk_crc32c(dst, n);
+        crc = wk_eth_crc32c(dst, n);
         in_out = dst != d->obuf;
         data = dst;
     }
-    crc = wk_snappy_mask_crc(crc);
+    crc = wk_eth_snappy_mask_crc(crc);
     if (crc != stored)
         return DFAIL(d, err, WK_ERR_FRAME_CRC, d->chunk_start,
                      "masked CRC-32C %08x, chunk says %08x", (unsigned)crc, (unsigned)stored);
@@ -264,7 +264,8 @@ static wk_code handle_body(wk_snappy_frame_decoder *d, const uint8_t *body, uint
     return WK_OK;
 }
 
-wk_result wk_snappy_frame_decode(wk_snappy_frame_decoder *d, wk_out *out, wk_in *in, wk_error *err)
+wk_result wk_eth_snappy_frame_decode(wk_eth_snappy_frame_decoder *d, wk_in *in, wk_out *out,
+                                     wk_error *err)
 {
     for (;;) {
         switch (d->phase) {
@@ -302,7 +303,7 @@ wk_result wk_snappy_frame_decode(wk_snappy_frame_decoder *d, wk_out *out, wk_in 
                 size_t head = d->body_have < 4 ? 4 - d->body_have : 0;
                 if (head > k) head = k;
                 memcpy(d->body + d->body_have, in->src + in->pos, head);
-                d->body_crc = wk_crc32c_copy(d->body + d->body_have + head,
+                d->body_crc = wk_eth_crc32c_copy(d->body + d->body_have + head,
                                              in->src + in->pos + head, k - head, d->body_crc);
             } else if (k) {
                 memcpy(d->body + d->body_have, in->src + in->pos, k);
@@ -357,40 +358,50 @@ wk_result wk_snappy_frame_decode(wk_snappy_frame_decoder *d, wk_out *out, wk_in 
     }
 }
 
-wk_code wk_snappy_frame_decoder_finish(wk_snappy_frame_decoder *d, wk_error *err)
+wk_result wk_eth_snappy_frame_decoder_finish(wk_eth_snappy_frame_decoder *d, const wk_in *rest,
+                                             wk_error *err)
 {
     switch (d->phase) {
     case D_FAILED:
         if (err) *err = d->error;
-        return d->error.code;
+        return WK_ERROR;
     case D_EMIT:
         /* The stream itself may be complete: this is the caller's unread output, not a peer's
          * truncation, and it is not sticky. */
-        return wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, "%u decoded bytes not yet read",
-                            (unsigned)(d->pend_len - d->pend_pos));
+        wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, "%u decoded bytes not yet read",
+                     (unsigned)(d->pend_len - d->pend_pos));
+        return WK_ERROR;
     case D_HEADER:
-        if (d->hdr_len == 0) return WK_OK;
-        break;
+        if (d->hdr_len != 0) break;
+        if (rest && rest->pos < rest->size && d->committed < d->limit) {
+            /* unread bytes of the stream: the caller's to push first (not sticky) */
+            wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET,
+                         "%zu bytes not yet pushed: decode until WK_NEED_INPUT first",
+                         rest->size - rest->pos);
+            return WK_ERROR;
+        }
+        return WK_DONE;
     default:
         break;
     }
-    return DFAIL(d, err, WK_ERR_FRAME_TRUNCATED, d->consumed,
-                 "stream ends inside the chunk at %llu", (unsigned long long)d->chunk_start);
+    DFAIL(d, err, WK_ERR_FRAME_TRUNCATED, d->consumed, "stream ends inside the chunk at %llu",
+          (unsigned long long)d->chunk_start);
+    return WK_ERROR;
 }
 
 /* ---------------------------------------------------------------------------------------------
  * Encoder
  * ------------------------------------------------------------------------------------------- */
-#define CHUNK_CAP (WK_SNAPPY_FRAME_STREAM_ID_LEN + 8 + BLOCK_MAX_COMPRESSED)
+#define CHUNK_CAP (WK_ETH_SNAPPY_FRAME_STREAM_ID_LEN + 8 + BLOCK_MAX_COMPRESSED)
 
-struct wk_snappy_frame_encoder {
+struct wk_eth_snappy_frame_encoder {
     wk_allocator alloc;
     bool id_written;
     bool failed;
     wk_error error;
     uint32_t piece_len;          /* bytes collected in piece */
     uint32_t pend_len, pend_pos; /* chunk bytes waiting for output room */
-    uint8_t piece[WK_SNAPPY_FRAME_MAX_DATA];
+    uint8_t piece[WK_ETH_SNAPPY_FRAME_MAX_DATA];
     uint8_t chunk[CHUNK_CAP];
 };
 
@@ -403,18 +414,16 @@ static wk_code put_chunk(const uint8_t *src, size_t n, uint8_t *dst, bool with_i
 {
     uint8_t *p = dst;
     if (with_id) {
-        memcpy(p, WK_SNAPPY_FRAME_STREAM_ID, WK_SNAPPY_FRAME_STREAM_ID_LEN);
-        p += WK_SNAPPY_FRAME_STREAM_ID_LEN;
+        memcpy(p, WK_ETH_SNAPPY_FRAME_STREAM_ID, WK_ETH_SNAPPY_FRAME_STREAM_ID_LEN);
+        p += WK_ETH_SNAPPY_FRAME_STREAM_ID_LEN;
     }
     uint8_t type = T_UNCOMPRESSED;
     size_t body = n;
     if (n >= MIN_COMPRESS_LEN) {
         uint8_t *c = cbuf ? cbuf : p + 8;
-        size_t clen = (size_t)wk_snappy_max_compressed_len(n);
+        size_t clen = (size_t)wk_eth_snappy_block_max_size(n);
         if (snappy_compress((const char *)src, n, (char *)c, &clen) != SNAPPY_OK) {
-            wk_error_set(err, WK_ERR_BACKEND, WK_NO_OFFSET, "snappy_compress failed");
-            if (err) err->category = WK_CAT_INTEGRATION;
-            return WK_ERR_BACKEND;
+            return wk_error_set(err, WK_ERR_BACKEND, WK_NO_OFFSET, "snappy_compress failed");
         }
         if (clen < n - n / 8) {
             type = T_COMPRESSED;
@@ -423,37 +432,37 @@ static wk_code put_chunk(const uint8_t *src, size_t n, uint8_t *dst, bool with_i
         }
     }
     /* a stored piece is checksummed while it is copied (one pass, as the decoder does) */
-    uint32_t crc = type == T_UNCOMPRESSED ? wk_crc32c_copy(p + 8, src, n, 0) : wk_crc32c(src, n);
+    uint32_t crc = type == T_UNCOMPRESSED ? wk_eth_crc32c_copy(p + 8, src, n, 0) : wk_eth_crc32c(src, n);
     p[0] = type;
     wk_store_le24(p + 1, (uint32_t)(body + 4));
-    wk_store_le32(p + 4, wk_snappy_mask_crc(crc));
+    wk_store_le32(p + 4, wk_eth_snappy_mask_crc(crc));
     *written = (size_t)(p - dst) + 8 + body;
     return WK_OK;
 }
 
-wk_snappy_frame_encoder *wk_snappy_frame_encoder_create(const wk_allocator *allocator,
-                                                        wk_error *err)
+wk_eth_snappy_frame_encoder *
+wk_eth_snappy_frame_encoder_create(const wk_eth_snappy_frame_params *params, wk_error *err)
 {
-    wk_allocator a = wk_allocator_or_default(allocator);
-    wk_snappy_frame_encoder *e = a.alloc(a.opaque, sizeof *e);
+    wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
+    wk_eth_snappy_frame_encoder *e = a.alloc(a.opaque, sizeof *e);
     if (!e) {
         wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET,
                      "framing encoder allocation (%zu bytes) failed", sizeof *e);
         return NULL;
     }
     e->alloc = a;
-    wk_snappy_frame_encoder_reset(e);
+    wk_eth_snappy_frame_encoder_reset(e);
     return e;
 }
 
-void wk_snappy_frame_encoder_free(wk_snappy_frame_encoder *e)
+void wk_eth_snappy_frame_encoder_destroy(wk_eth_snappy_frame_encoder *e)
 {
     if (!e) return;
     wk_allocator a = e->alloc;
     a.free(a.opaque, e);
 }
 
-void wk_snappy_frame_encoder_reset(wk_snappy_frame_encoder *e)
+void wk_eth_snappy_frame_encoder_reset(wk_eth_snappy_frame_encoder *e)
 {
     e->id_written = false;
     e->failed = false;
@@ -461,15 +470,15 @@ void wk_snappy_frame_encoder_reset(wk_snappy_frame_encoder *e)
     e->piece_len = e->pend_len = e->pend_pos = 0;
 }
 
-static wk_result enc_fail(wk_snappy_frame_encoder *e, wk_error *err)
+static wk_result enc_fail(wk_eth_snappy_frame_encoder *e, wk_error *err)
 {
     e->failed = true;
     if (err) *err = e->error;
     return WK_ERROR;
 }
 
-wk_result wk_snappy_frame_encode(wk_snappy_frame_encoder *e, wk_out *out, wk_in *in, bool flush,
-                                 wk_error *err)
+static wk_result enc_step(wk_eth_snappy_frame_encoder *e, wk_in *in, wk_out *out, bool flush,
+                          wk_error *err)
 {
     if (e->failed) {
         if (err) *err = e->error;
@@ -486,12 +495,12 @@ wk_result wk_snappy_frame_encode(wk_snappy_frame_encoder *e, wk_out *out, wk_in 
         }
         e->pend_pos = e->pend_len = 0;
         size_t avail = in ? in->size - in->pos : 0;
-        if (e->piece_len == 0 && avail > 0 && (avail >= WK_SNAPPY_FRAME_MAX_DATA || flush) &&
+        if (e->piece_len == 0 && avail > 0 && (avail >= WK_ETH_SNAPPY_FRAME_MAX_DATA || flush) &&
             out->dst) {
             /* Fast path: a whole piece from the input straight into the output. */
-            size_t n = avail < WK_SNAPPY_FRAME_MAX_DATA ? avail : WK_SNAPPY_FRAME_MAX_DATA;
-            size_t need = (e->id_written ? 0 : WK_SNAPPY_FRAME_STREAM_ID_LEN) + 8 +
-                          (size_t)wk_snappy_max_compressed_len(n);
+            size_t n = avail < WK_ETH_SNAPPY_FRAME_MAX_DATA ? avail : WK_ETH_SNAPPY_FRAME_MAX_DATA;
+            size_t need = (e->id_written ? 0 : WK_ETH_SNAPPY_FRAME_STREAM_ID_LEN) + 8 +
+                          (size_t)wk_eth_snappy_block_max_size(n);
             if (out->size - out->pos >= need) {
                 size_t w;
                 if (put_chunk(in->src + in->pos, n, out->dst + out->pos, !e->id_written, NULL, &w,
@@ -504,14 +513,14 @@ wk_result wk_snappy_frame_encode(wk_snappy_frame_encoder *e, wk_out *out, wk_in 
             }
         }
         if (avail > 0) {
-            size_t k = WK_SNAPPY_FRAME_MAX_DATA - e->piece_len;
+            size_t k = WK_ETH_SNAPPY_FRAME_MAX_DATA - e->piece_len;
             if (k > avail) k = avail;
             memcpy(e->piece + e->piece_len, in->src + in->pos, k);
             in->pos += k;
             e->piece_len += (uint32_t)k;
             avail -= k;
         }
-        if (e->piece_len == WK_SNAPPY_FRAME_MAX_DATA || (flush && avail == 0 && e->piece_len > 0)) {
+        if (e->piece_len == WK_ETH_SNAPPY_FRAME_MAX_DATA || (flush && avail == 0 && e->piece_len > 0)) {
             size_t w;
             if (put_chunk(e->piece, e->piece_len, e->chunk, !e->id_written, NULL, &w, &e->error) !=
                 WK_OK)
@@ -525,11 +534,41 @@ wk_result wk_snappy_frame_encode(wk_snappy_frame_encoder *e, wk_out *out, wk_in 
     }
 }
 
-uint64_t wk_snappy_frame_max_encoded_len(uint64_t n)
+wk_result wk_eth_snappy_frame_encode(wk_eth_snappy_frame_encoder *e, wk_in *in, wk_out *out,
+                                     wk_error *err)
+{
+    return enc_step(e, in, out, false, err);
+}
+
+wk_result wk_eth_snappy_frame_encoder_flush(wk_eth_snappy_frame_encoder *e, wk_in *in, wk_out *out,
+                                            wk_error *err)
+{
+    return enc_step(e, in, out, true, err);
+}
+
+wk_result wk_eth_snappy_frame_encoder_finish(wk_eth_snappy_frame_encoder *e, const wk_in *rest,
+                                             wk_error *err)
+{
+    if (e->failed) {
+        if (err) *err = e->error;
+        return WK_ERROR;
+    }
+    size_t unread = rest ? rest->size - rest->pos : 0;
+    if (unread || e->piece_len || e->pend_pos < e->pend_len) {
+        wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET,
+                     "%zu input bytes unread, %u buffered, %u encoded bytes not yet written: "
+                     "flush until WK_DONE first",
+                     unread, (unsigned)e->piece_len, (unsigned)(e->pend_len - e->pend_pos));
+        return WK_ERROR;
+    }
+    return WK_DONE;
+}
+
+uint64_t wk_eth_snappy_frame_max_size(uint64_t n)
 {
     if (n == 0) return 0;
-    uint64_t pieces = n / WK_SNAPPY_FRAME_MAX_DATA + (n % WK_SNAPPY_FRAME_MAX_DATA != 0);
-    return WK_SNAPPY_FRAME_STREAM_ID_LEN + n + 8 * pieces;
+    uint64_t pieces = n / WK_ETH_SNAPPY_FRAME_MAX_DATA + (n % WK_ETH_SNAPPY_FRAME_MAX_DATA != 0);
+    return WK_ETH_SNAPPY_FRAME_STREAM_ID_LEN + n + 8 * pieces;
 }
 
 /* put_chunk through a stack scratch for libsnappy's worst case: only for the pieces where dst
@@ -546,26 +585,29 @@ put_chunk_scratch(const uint8_t *src, size_t n, uint8_t *dst, bool with_id, size
     return put_chunk(src, n, dst, with_id, scratch, written, err);
 }
 
-wk_code wk_snappy_frame_encode_all(const uint8_t *src, size_t n, uint8_t *dst, size_t dst_cap,
-                                   size_t *out_len, wk_error *err)
+wk_result wk_eth_snappy_frame_encode_all(const uint8_t *src, size_t n, wk_out *out, wk_error *err)
 {
-    if (dst_cap < wk_snappy_frame_max_encoded_len(n))
-        return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET,
-                            "dst_cap %zu below wk_snappy_frame_max_encoded_len(%zu)", dst_cap, n);
+    if (!out || out->pos > out->size || (n && !src)) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, n && !src ? "NULL input" : "no output view");
+        return WK_ERROR;
+    }
+    size_t dst_cap = out->size - out->pos;
+    if (dst_cap < wk_eth_snappy_frame_max_size(n)) return WK_NEED_OUTPUT;
+    uint8_t *dst = out->dst ? out->dst + out->pos : NULL;
     size_t used = 0;
     for (size_t off = 0; off < n;) {
-        size_t m = n - off < WK_SNAPPY_FRAME_MAX_DATA ? n - off : WK_SNAPPY_FRAME_MAX_DATA;
+        size_t m = n - off < WK_ETH_SNAPPY_FRAME_MAX_DATA ? n - off : WK_ETH_SNAPPY_FRAME_MAX_DATA;
         bool first = off == 0;
-        size_t need = (first ? WK_SNAPPY_FRAME_STREAM_ID_LEN : 0) + 8 +
-                      (size_t)wk_snappy_max_compressed_len(m);
+        size_t need = (first ? WK_ETH_SNAPPY_FRAME_STREAM_ID_LEN : 0) + 8 +
+                      (size_t)wk_eth_snappy_block_max_size(m);
         size_t w;
         wk_code c = dst_cap - used >= need
                         ? put_chunk(src + off, m, dst + used, first, NULL, &w, err)
                         : put_chunk_scratch(src + off, m, dst + used, first, &w, err);
-        if (c != WK_OK) return c;
+        if (c != WK_OK) return WK_ERROR;
         used += w;
         off += m;
     }
-    if (out_len) *out_len = used;
-    return WK_OK;
+    out->pos += used;
+    return WK_DONE;
 }

@@ -3,7 +3,7 @@
  * sample of values with and without WK_VARINT_MINIMAL, and truncation at every prefix leaving the
  * cursor unchanged. Checked against a reference decoder written here with 128-bit arithmetic, over
  * every 1- and 2-byte input, every 3-byte input of a continuation pattern and random inputs, and
- * differentially against eth's public encoder wk_uvarint_put. */
+ * differentially against eth's public encoder wk_eth_uvarint_put. */
 #include "wk_test.h"
 #include <wirekit/common.h>
 #include <wirekit/eth.h>
@@ -76,9 +76,9 @@ static void test_boundaries(void)
             uint8_t b[16];
             unsigned n = wk_leb128_put(b, v);
             CHECKF(n == wk_leb128_len(v), "len of %" PRIu64, v);
-            uint8_t ref[WK_UVARINT_MAX_LEN];
-            size_t rn = wk_uvarint_put(v, ref); /* eth's encoder, differentially */
-            CHECKF(rn == n && memcmp(ref, b, n) == 0, "wk_uvarint_put differs for %" PRIu64, v);
+            uint8_t ref[WK_ETH_UVARINT_MAX_LEN];
+            size_t rn = wk_eth_uvarint_put(v, ref); /* eth's encoder, differentially */
+            CHECKF(rn == n && memcmp(ref, b, n) == 0, "wk_eth_uvarint_put differs for %" PRIu64, v);
             CHECK(both(b, n, 10, WK_VARINT_MINIMAL, &got) == WK_CURSOR_OK && got == v);
             CHECK(both(b, n, 10, WK_VARINT_ANY_FORM, &got) == WK_CURSOR_OK && got == v);
             /* max_len exactly the length still reads; one less is too long (k > 1) */

@@ -417,7 +417,7 @@ def rlp_tests():
                   "rc=%d %r" % (r.returncode, lines))
     check("17 invalid RLP cases run", len(invalid) == 17, "%d" % len(invalid))
 
-    # Depth limit WK_RLP_MAX_DEPTH = 256 (top-level list = level 1): 256 nested lists pass, 257 not.
+    # Depth limit WK_ETH_RLP_MAX_DEPTH = 256 (top-level list = level 1): 256 nested lists pass, 257 not.
     def nested(k):
         item = b"\xc0"
         for _ in range(k - 1):

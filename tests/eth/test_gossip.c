@@ -4,7 +4,9 @@
  * Usage: test_eth_gossip tests/vectors/eth */
 #include "wk_test.h"
 #include <wirekit/eth.h>
+#include "contract/wk_contract_eth.h"
 #include <openssl/evp.h>
+
 
 static const char *VEC;
 
@@ -26,9 +28,9 @@ static void sha256_hex(const uint8_t *p, size_t n, char out[65])
     wk_hex_encode(md, 32, out);
 }
 
-static void id_hex(const uint8_t id[WK_GOSSIP_MESSAGE_ID_LEN], char out[41])
+static void id_hex(const uint8_t id[WK_ETH_GOSSIP_MESSAGE_ID_LEN], char out[41])
 {
-    wk_hex_encode(id, WK_GOSSIP_MESSAGE_ID_LEN, out);
+    wk_hex_encode(id, WK_ETH_GOSSIP_MESSAGE_ID_LEN, out);
 }
 
 /* Every manifest row under ssz_snappy-block/. */
@@ -53,40 +55,40 @@ static void test_vectors(void)
         REQUIRE(data != NULL);
         wk_error err;
         uint64_t declared = 0;
-        CHECKF(wk_gossip_peek(data, n, NULL, &declared, &err) == WK_OK && declared == dlen, "%s: peek",
+        CHECKF(wk_eth_gossip_peek(data, n, NULL, &declared, &err) == WK_OK && declared == dlen, "%s: peek",
                path);
         uint8_t *out = malloc(dlen + 1);
         size_t out_len = 0;
-        wk_code rc = wk_gossip_decode(data, n, NULL, out, dlen, &out_len, &err);
+        wk_code rc = enc_out(wk_eth_gossip_decode(IN(data, n), NULL, VIEW(out, dlen), &err), &out_len, &err);
         CHECKF(rc == WK_OK && out_len == dlen, "%s: %s", path, wk_error_name(rc));
         char hex[65];
         sha256_hex(out, out_len, hex);
         CHECKF(strcmp(hex, sha) == 0, "%s: sha256 %s", path, hex);
         /* bounds exactly the length pass; one above the length or one below fail */
-        wk_ssz_bounds exact = {dlen, dlen}, above = {dlen + 1, 0}, below = {0, dlen - 1};
-        CHECK(wk_gossip_peek(data, n, &exact, NULL, &err) == WK_OK);
-        CHECK(wk_gossip_peek(data, n, &above, NULL, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS &&
+        wk_eth_ssz_bounds exact = {dlen, dlen}, above = {dlen + 1, 0}, below = {0, dlen - 1};
+        CHECK(wk_eth_gossip_peek(data, n, &exact, NULL, &err) == WK_OK);
+        CHECK(wk_eth_gossip_peek(data, n, &above, NULL, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS &&
               err.offset == 0);
-        CHECK(wk_gossip_decode(data, n, &below, out, dlen, &out_len, &err) ==
+        CHECK(enc_out(wk_eth_gossip_decode(IN(data, n), &below, VIEW(out, dlen), &err), &out_len, &err) ==
               WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
-        CHECK(wk_gossip_decode(data, n, NULL, out, dlen - 1, &out_len, &err) == WK_ERR_ARG);
+        CHECK(enc_out(wk_eth_gossip_decode(IN(data, n), NULL, VIEW(out, dlen - 1), &err), &out_len, &err) == ENC_NO_ROOM);
         /* message id: valid, and invalid once the type bound excludes it */
-        uint8_t id[WK_GOSSIP_MESSAGE_ID_LEN];
+        uint8_t id[WK_ETH_GOSSIP_MESSAGE_ID_LEN];
         bool valid = false;
-        CHECK(wk_gossip_message_id(data, n, NULL, 0, NULL, NULL, id, &valid, &err) == WK_OK && valid);
-        CHECK(wk_gossip_message_id(data, n, NULL, 0, &above, NULL, id, &valid, &err) == WK_OK && !valid);
+        CHECK(wk_eth_gossip_message_id(data, n, NULL, 0, NULL, NULL, id, &valid, &err) == WK_OK && valid);
+        CHECK(wk_eth_gossip_message_id(data, n, NULL, 0, &above, NULL, id, &valid, &err) == WK_OK && !valid);
         /* a truncated copy is rejected (and is not a valid snappy message) */
-        rc = wk_gossip_decode(data, n - 1, NULL, out, dlen, &out_len, &err);
+        rc = enc_out(wk_eth_gossip_decode(IN(data, n - 1), NULL, VIEW(out, dlen), &err), &out_len, &err);
         CHECKF(rc != WK_OK && err.category == WK_CAT_PEER_PROTOCOL, "%s truncated: %s", path,
                wk_error_name(rc));
-        CHECK(wk_gossip_message_id(data, n - 1, NULL, 0, NULL, NULL, id, &valid, &err) == WK_OK && !valid);
+        CHECK(wk_eth_gossip_message_id(data, n - 1, NULL, 0, NULL, NULL, id, &valid, &err) == WK_OK && !valid);
         /* re-encode (sender side) and decode back */
-        size_t cap = (size_t)wk_snappy_max_compressed_len(dlen);
+        size_t cap = (size_t)wk_eth_snappy_block_max_size(dlen);
         uint8_t *enc = malloc(cap);
         size_t enc_len = 0;
-        CHECK(wk_gossip_encode(out, dlen, &exact, enc, cap, &enc_len, &err) == WK_OK);
+        CHECK(enc_out(wk_eth_gossip_encode(out, dlen, &exact, VIEW(enc, cap), &err), &enc_len, &err) == WK_OK);
         uint8_t *back = malloc(dlen + 1);
-        CHECK(wk_gossip_decode(enc, enc_len, &exact, back, dlen, &out_len, &err) == WK_OK &&
+        CHECK(enc_out(wk_eth_gossip_decode(IN(enc, enc_len), &exact, VIEW(back, dlen), &err), &out_len, &err) == WK_OK &&
               out_len == dlen && memcmp(back, out, dlen) == 0);
         free(back);
         free(enc);
@@ -103,64 +105,63 @@ static void test_limit_order(void)
 {
     wk_error err;
     uint64_t d = 0;
-    CHECK(wk_snappy_max_compressed_len(WK_SSZ_MAX_PAYLOAD_SIZE) == WK_GOSSIP_MAX_COMPRESSED);
-    size_t big = WK_GOSSIP_MAX_COMPRESSED + 1; /* 12233419 */
+    CHECK(wk_eth_snappy_block_max_size(WK_ETH_SSZ_MAX_PAYLOAD_SIZE) == WK_ETH_GOSSIP_MAX_COMPRESSED);
+    size_t big = WK_ETH_GOSSIP_MAX_COMPRESSED + 1; /* 12233419 */
     uint8_t *data = malloc(big);
     REQUIRE(data);
     /* all 0xff: the preamble would be invalid, but the size check comes first */
     memset(data, 0xff, big);
-    CHECK(wk_gossip_peek(data, big, NULL, &d, &err) == WK_ERR_GOSSIP_COMPRESSED_TOO_LARGE &&
-          err.has_offset && err.offset == WK_GOSSIP_MAX_COMPRESSED &&
+    CHECK(wk_eth_gossip_peek(data, big, NULL, &d, &err) == WK_ERR_GOSSIP_COMPRESSED_TOO_LARGE &&
+          err.has_offset && err.offset == WK_ETH_GOSSIP_MAX_COMPRESSED &&
           err.category == WK_CAT_PEER_PROTOCOL);
     CHECK(strcmp(wk_error_name(err.code), "GOSSIP_ERR_COMPRESSED_TOO_LARGE") == 0);
-    CHECK(wk_gossip_peek(data, big - 1, NULL, &d, &err) == WK_ERR_SNAPPY_PREAMBLE);
+    CHECK(wk_eth_gossip_peek(data, big - 1, NULL, &d, &err) == WK_ERR_SNAPPY_PREAMBLE);
     /* preamble 10485761 (81 80 80 05): too large, with 12233418 and 12233419 bytes of data */
     memcpy(data, "\x81\x80\x80\x05", 4);
-    CHECK(wk_gossip_peek(data, big, NULL, &d, &err) == WK_ERR_GOSSIP_COMPRESSED_TOO_LARGE);
-    CHECK(wk_gossip_peek(data, big - 1, NULL, &d, &err) == WK_ERR_SNAPPY_TOO_LARGE && err.offset == 0);
+    CHECK(wk_eth_gossip_peek(data, big, NULL, &d, &err) == WK_ERR_GOSSIP_COMPRESSED_TOO_LARGE);
+    CHECK(wk_eth_gossip_peek(data, big - 1, NULL, &d, &err) == WK_ERR_SNAPPY_TOO_LARGE && err.offset == 0);
     /* MAX_PAYLOAD_SIZE before the type bound, even when the type bound is smaller */
-    wk_ssz_bounds small = {0, 50}, huge = {0, 20000000}, none = {0, 0}, range = {100, 200};
-    CHECK(wk_gossip_peek(data, 4, &small, &d, &err) == WK_ERR_SNAPPY_TOO_LARGE);
-    CHECK(wk_gossip_peek(data, 4, &huge, &d, &err) == WK_ERR_SNAPPY_TOO_LARGE);
-    CHECK(wk_gossip_peek(data, 4, &none, &d, &err) == WK_ERR_SNAPPY_TOO_LARGE);
+    wk_eth_ssz_bounds small = {0, 50}, huge = {0, 20000000}, none = {0, 0}, range = {100, 200};
+    CHECK(wk_eth_gossip_peek(data, 4, &small, &d, &err) == WK_ERR_SNAPPY_TOO_LARGE);
+    CHECK(wk_eth_gossip_peek(data, 4, &huge, &d, &err) == WK_ERR_SNAPPY_TOO_LARGE);
+    CHECK(wk_eth_gossip_peek(data, 4, &none, &d, &err) == WK_ERR_SNAPPY_TOO_LARGE);
     /* exactly MAX_PAYLOAD_SIZE passes the checks; the empty body then fails to decode */
     memcpy(data, "\x80\x80\x80\x05", 4);
-    CHECK(wk_gossip_peek(data, 4, NULL, &d, &err) == WK_OK && d == WK_SSZ_MAX_PAYLOAD_SIZE);
-    CHECK(wk_gossip_peek(data, 4, &huge, &d, &err) == WK_OK);
-    CHECK(wk_gossip_peek(data, 4, &small, &d, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
-    uint8_t *out = malloc(WK_SSZ_MAX_PAYLOAD_SIZE);
-    size_t out_len;
-    CHECK(wk_gossip_decode(data, 4, NULL, out, WK_SSZ_MAX_PAYLOAD_SIZE, &out_len, &err) ==
+    CHECK(wk_eth_gossip_peek(data, 4, NULL, &d, &err) == WK_OK && d == WK_ETH_SSZ_MAX_PAYLOAD_SIZE);
+    CHECK(wk_eth_gossip_peek(data, 4, &huge, &d, &err) == WK_OK);
+    CHECK(wk_eth_gossip_peek(data, 4, &small, &d, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
+    uint8_t *out = malloc(WK_ETH_SSZ_MAX_PAYLOAD_SIZE);
+    size_t out_len = 0;
+    CHECK(enc_out(wk_eth_gossip_decode(IN(data, 4), NULL, VIEW(out, WK_ETH_SSZ_MAX_PAYLOAD_SIZE), &err), &out_len, &err) ==
               WK_ERR_SNAPPY_LENGTH_MISMATCH &&
           err.offset == 4);
     /* bounds [100, 200] */
     const struct { uint8_t pre; wk_code code; } b[] = {
         {99, WK_ERR_SSZSNAPPY_LENGTH_BOUNDS}, {100, WK_OK}, {127, WK_OK}};
     for (size_t i = 0; i < 3; i++)
-        CHECK(wk_gossip_peek(&b[i].pre, 1, &range, &d, &err) == b[i].code);
-    CHECK(wk_gossip_peek((const uint8_t *)"\xc8\x01", 2, &range, &d, &err) == WK_OK && d == 200);
-    CHECK(wk_gossip_peek((const uint8_t *)"\xc9\x01", 2, &range, &d, &err) ==
+        CHECK(wk_eth_gossip_peek(&b[i].pre, 1, &range, &d, &err) == b[i].code);
+    CHECK(wk_eth_gossip_peek((const uint8_t *)"\xc8\x01", 2, &range, &d, &err) == WK_OK && d == 200);
+    CHECK(wk_eth_gossip_peek((const uint8_t *)"\xc9\x01", 2, &range, &d, &err) ==
           WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
     /* preamble errors */
-    CHECK(wk_gossip_peek(NULL, 0, NULL, &d, &err) == WK_ERR_SNAPPY_TRUNCATED);
-    CHECK(wk_gossip_peek((const uint8_t *)"\x80", 1, NULL, &d, &err) == WK_ERR_SNAPPY_TRUNCATED);
-    CHECK(wk_gossip_peek((const uint8_t *)"\xff\xff\xff\xff\xff\x01", 6, NULL, &d, &err) ==
+    CHECK(wk_eth_gossip_peek(NULL, 0, NULL, &d, &err) == WK_ERR_SNAPPY_TRUNCATED);
+    CHECK(wk_eth_gossip_peek((const uint8_t *)"\x80", 1, NULL, &d, &err) == WK_ERR_SNAPPY_TRUNCATED);
+    CHECK(wk_eth_gossip_peek((const uint8_t *)"\xff\xff\xff\xff\xff\x01", 6, NULL, &d, &err) ==
           WK_ERR_SNAPPY_PREAMBLE);
     /* a block error surfaces with its name and offset */
-    CHECK(wk_gossip_decode((const uint8_t *)"\x05\x00\x61\x0e\x00\x00", 6, NULL, out, 5, &out_len,
-                           &err) == WK_ERR_SNAPPY_BAD_OFFSET &&
+    CHECK(enc_out(wk_eth_gossip_decode(IN((const uint8_t *)"\x05\x00\x61\x0e\x00\x00", 6), NULL, VIEW(out, 5), &err), &out_len, &err) == WK_ERR_SNAPPY_BAD_OFFSET &&
           err.offset == 3);
-    CHECK(wk_gossip_decode((const uint8_t *)"\x00", 1, NULL, out, 0, &out_len, &err) == WK_OK &&
+    CHECK(enc_out(wk_eth_gossip_decode(IN((const uint8_t *)"\x00", 1), NULL, VIEW(out, 0), &err), &out_len, &err) == WK_OK &&
           out_len == 0);
     /* the largest payload round-trips */
-    memset(out, 0x5a, WK_SSZ_MAX_PAYLOAD_SIZE);
-    size_t cap = (size_t)wk_snappy_max_compressed_len(WK_SSZ_MAX_PAYLOAD_SIZE);
+    memset(out, 0x5a, WK_ETH_SSZ_MAX_PAYLOAD_SIZE);
+    size_t cap = (size_t)wk_eth_snappy_block_max_size(WK_ETH_SSZ_MAX_PAYLOAD_SIZE);
     uint8_t *enc = malloc(cap);
     size_t enc_len = 0;
-    CHECK(wk_gossip_encode(out, WK_SSZ_MAX_PAYLOAD_SIZE, NULL, enc, cap, &enc_len, &err) == WK_OK);
-    memset(out, 0, WK_SSZ_MAX_PAYLOAD_SIZE);
-    CHECK(wk_gossip_decode(enc, enc_len, NULL, out, WK_SSZ_MAX_PAYLOAD_SIZE, &out_len, &err) == WK_OK &&
-          out_len == WK_SSZ_MAX_PAYLOAD_SIZE && out[0] == 0x5a && out[out_len - 1] == 0x5a);
+    CHECK(enc_out(wk_eth_gossip_encode(out, WK_ETH_SSZ_MAX_PAYLOAD_SIZE, NULL, VIEW(enc, cap), &err), &enc_len, &err) == WK_OK);
+    memset(out, 0, WK_ETH_SSZ_MAX_PAYLOAD_SIZE);
+    CHECK(enc_out(wk_eth_gossip_decode(IN(enc, enc_len), NULL, VIEW(out, WK_ETH_SSZ_MAX_PAYLOAD_SIZE), &err), &out_len, &err) == WK_OK &&
+          out_len == WK_ETH_SSZ_MAX_PAYLOAD_SIZE && out[0] == 0x5a && out[out_len - 1] == 0x5a);
     free(enc);
     free(out);
     free(data);
@@ -170,24 +171,23 @@ static void test_limit_order(void)
 static void test_encode_checks(void)
 {
     wk_error err;
-    size_t n = WK_SSZ_MAX_PAYLOAD_SIZE + 1;
+    size_t n = WK_ETH_SSZ_MAX_PAYLOAD_SIZE + 1;
     uint8_t *src = calloc(1, n);
-    size_t cap = (size_t)wk_snappy_max_compressed_len(n);
+    size_t cap = (size_t)wk_eth_snappy_block_max_size(n);
     uint8_t *dst = malloc(cap);
     size_t out_len = 12345;
-    CHECK(wk_gossip_encode(src, n, NULL, dst, cap, &out_len, &err) == WK_ERR_SNAPPY_TOO_LARGE &&
-          err.category == WK_CAT_INTEGRATION && out_len == 12345);
-    wk_ssz_bounds huge = {0, 20000000}, range = {100, 200};
-    CHECK(wk_gossip_encode(src, n, &huge, dst, cap, &out_len, &err) == WK_ERR_SNAPPY_TOO_LARGE);
-    CHECK(wk_gossip_encode(src, 99, &range, dst, cap, &out_len, &err) ==
+    CHECK(enc_out(wk_eth_gossip_encode(src, n, NULL, VIEW(dst, cap), &err), &out_len, &err) == WK_ERR_SNAPPY_TOO_LARGE &&
+          err.category == WK_CAT_PEER_PROTOCOL && out_len == 12345);
+    wk_eth_ssz_bounds huge = {0, 20000000}, range = {100, 200};
+    CHECK(enc_out(wk_eth_gossip_encode(src, n, &huge, VIEW(dst, cap), &err), &out_len, &err) == WK_ERR_SNAPPY_TOO_LARGE);
+    CHECK(enc_out(wk_eth_gossip_encode(src, 99, &range, VIEW(dst, cap), &err), &out_len, &err) ==
               WK_ERR_SSZSNAPPY_LENGTH_BOUNDS &&
-          err.category == WK_CAT_INTEGRATION);
-    CHECK(wk_gossip_encode(src, 201, &range, dst, cap, &out_len, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
-    CHECK(wk_gossip_encode(src, 100, &range, dst, cap, &out_len, &err) == WK_OK);
-    CHECK(wk_gossip_encode(src, 200, &range, dst, cap, &out_len, &err) == WK_OK);
-    CHECK(wk_gossip_encode(src, 200, &range, dst, (size_t)wk_snappy_max_compressed_len(200) - 1,
-                           &out_len, &err) == WK_ERR_ARG);
-    CHECK(wk_gossip_encode(NULL, 0, NULL, dst, 32, &out_len, &err) == WK_OK && out_len == 1 &&
+          err.category == WK_CAT_PEER_PROTOCOL);
+    CHECK(enc_out(wk_eth_gossip_encode(src, 201, &range, VIEW(dst, cap), &err), &out_len, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
+    CHECK(enc_out(wk_eth_gossip_encode(src, 100, &range, VIEW(dst, cap), &err), &out_len, &err) == WK_OK);
+    CHECK(enc_out(wk_eth_gossip_encode(src, 200, &range, VIEW(dst, cap), &err), &out_len, &err) == WK_OK);
+    CHECK(enc_out(wk_eth_gossip_encode(src, 200, &range, VIEW(dst, (size_t)wk_eth_snappy_block_max_size(200) - 1), &err), &out_len, &err) == ENC_NO_ROOM);
+    CHECK(enc_out(wk_eth_gossip_encode(NULL, 0, NULL, VIEW(dst, 32), &err), &out_len, &err) == WK_OK && out_len == 1 &&
           dst[0] == 0);
     free(src);
     free(dst);
@@ -207,13 +207,13 @@ static void test_message_id(void)
     REQUIRE(data && n == 32575);
     const uint8_t bad[] = {0x05, 0x00, 0x61, 0x0e, 0x00, 0x00}; /* copy with offset 0 */
     const uint8_t ping8[] = {0x08, 0x1c, 1, 0, 0, 0, 0, 0, 0, 0};
-    wk_ssz_bounds ping_ok = {8, 8}, ping_bad = {16, 16};
+    wk_eth_ssz_bounds ping_ok = {8, 8}, ping_bad = {16, 16};
     struct {
         const char *what;
         const uint8_t *d;
         size_t n;
         const char *topic;
-        const wk_ssz_bounds *bounds;
+        const wk_eth_ssz_bounds *bounds;
         bool valid;
         const char *id;
     } cases[] = {
@@ -240,12 +240,12 @@ static void test_message_id(void)
          "9a8273bf2ac8a2034fe060b99444417ee8d40509"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        uint8_t id[WK_GOSSIP_MESSAGE_ID_LEN];
+        uint8_t id[WK_ETH_GOSSIP_MESSAGE_ID_LEN];
         bool valid = !cases[i].valid;
         wk_error err;
         wk_alloc_counter counter = {0};
         wk_allocator a = wk_counting_allocator(&counter);
-        wk_code rc = wk_gossip_message_id(cases[i].d, cases[i].n, cases[i].topic,
+        wk_code rc = wk_eth_gossip_message_id(cases[i].d, cases[i].n, cases[i].topic,
                                           cases[i].topic ? strlen(cases[i].topic) : 0, cases[i].bounds,
                                           &a, id, &valid, &err);
         char hex[41];
@@ -258,15 +258,15 @@ static void test_message_id(void)
     /* Allocation failure: WK_ERR_NOMEM, not an invalid-domain id. */
     wk_alloc_counter lim = {0, 0, 1000, 0};
     wk_allocator la = wk_counting_allocator(&lim);
-    uint8_t id[WK_GOSSIP_MESSAGE_ID_LEN];
+    uint8_t id[WK_ETH_GOSSIP_MESSAGE_ID_LEN];
     wk_error err;
-    CHECK(wk_gossip_message_id(data, n, NULL, 0, NULL, &la, id, NULL, &err) == WK_ERR_NOMEM);
+    CHECK(wk_eth_gossip_message_id(data, n, NULL, 0, NULL, &la, id, NULL, &err) == WK_ERR_NOMEM);
     /* invalid data: the trial decode's buffer is freed; a refused preamble allocates nothing */
     bool valid = true;
-    CHECK(wk_gossip_message_id(bad, sizeof bad, NULL, 0, NULL, &la, id, &valid, &err) == WK_OK &&
+    CHECK(wk_eth_gossip_message_id(bad, sizeof bad, NULL, 0, NULL, &la, id, &valid, &err) == WK_OK &&
           !valid && lim.count == 1 && lim.current == 0);
     valid = true;
-    CHECK(wk_gossip_message_id((const uint8_t *)"\x81\x80\x80\x05", 4, NULL, 0, NULL, &la, id, &valid,
+    CHECK(wk_eth_gossip_message_id((const uint8_t *)"\x81\x80\x80\x05", 4, NULL, 0, NULL, &la, id, &valid,
                                &err) == WK_OK &&
           !valid && lim.count == 1);
     free(data);

@@ -6,6 +6,8 @@
  * Usage: test_eth_reqresp tests/vectors/eth */
 #include "wk_test.h"
 #include <wirekit/eth.h>
+#include "contract/wk_contract_eth.h"
+
 
 static const char *vec_dir;
 
@@ -46,8 +48,8 @@ static uint8_t *read_vec(const char *rel, size_t *len)
     return p;
 }
 
-static const wk_rr_options REQUEST = {.request = true};
-static const wk_rr_options RESPONSE = {.request = false};
+static const wk_eth_rr_reader_params REQUEST = {.request = true};
+static const wk_eth_rr_reader_params RESPONSE = {.request = false};
 static const uint8_t PING[8] = {1, 0, 0, 0, 0, 0, 0, 0};
 static const char *PING_REQ_HEX = "08ff060000734e61507059010c00000175de410100000000000000";
 static const char *ERR_CHUNK_HEX = "0103ff060000734e6150705901070000a2d503ff657272"; /* 6.6 */
@@ -57,7 +59,7 @@ static const char *ERR_CHUNK_HEX = "0103ff060000734e6150705901070000a2d503ff6572
  * ------------------------------------------------------------------------------------------- */
 #define MAX_CHUNKS 16
 typedef struct chunk_rec {
-    wk_rr_chunk info;  /* as reported at CHUNK_END / END */
+    wk_eth_rr_chunk info;  /* as reported at CHUNK_END / END */
     size_t payload_at; /* start of its payload in run.payload */
     size_t payload_len;
 } chunk_rec;
@@ -82,15 +84,15 @@ static void add_event(run *res, char c)
     res->events[res->nev] = 0;
 }
 
-/* begin_bounds: set with wk_rr_reader_set_bounds at every CHUNK_BEGIN when non-NULL. */
-static void read_stream(const wk_rr_options *o, const uint8_t *in, size_t n, size_t split,
-                        size_t outcap, const wk_ssz_bounds *begin_bounds, run *res)
+/* begin_bounds: set with wk_eth_rr_reader_set_bounds at every CHUNK_BEGIN when non-NULL. */
+static void read_stream(const wk_eth_rr_reader_params *o, const uint8_t *in, size_t n, size_t split,
+                        size_t outcap, const wk_eth_ssz_bounds *begin_bounds, run *res)
 {
     memset(res, 0, sizeof *res);
     res->contract_ok = true;
     wk_error err;
     wk_error_clear(&err);
-    wk_rr_reader *r = wk_rr_reader_create(o, NULL, &err);
+    wk_eth_rr_reader *r = wk_eth_rr_reader_create(o, &err);
     if (!r) {
         res->code = err.code;
         res->err = err;
@@ -107,36 +109,36 @@ static void read_stream(const wk_rr_options *o, const uint8_t *in, size_t n, siz
         wk_in v = {in, lim, pos};
         for (;;) {
             wk_out out = {tmp, outcap, 0};
-            wk_rr_event ev = wk_rr_read(r, &out, &v, &err);
+            int ev = rr_step(r, &v, &out, &err);
             if (out.pos > outcap || v.pos > lim) res->contract_ok = false;
             if (out.pos && !in_chunk) res->contract_ok = false;
             put(&res->payload, tmp, out.pos);
             if (++guard > 50000000) abort();
-            if (ev == WK_RR_NEED_OUTPUT) {
+            if (ev == RR_NEED_OUTPUT) {
                 if (out.pos != outcap) res->contract_ok = false;
                 continue;
             }
-            if (ev == WK_RR_NEED_INPUT) {
+            if (ev == RR_NEED_INPUT) {
                 if (v.pos != lim) res->contract_ok = false;
                 break;
             }
-            if (ev == WK_RR_ERROR) {
+            if (ev == RR_ERROR) {
                 failed = true;
                 break;
             }
-            if (ev == WK_RR_CHUNK_BEGIN) {
+            if (ev == WK_ETH_RR_CHUNK_BEGIN) {
                 add_event(res, 'B');
                 if (in_chunk || out.pos) res->contract_ok = false;
                 in_chunk = true;
                 chunk_at = res->payload.n;
-                if (begin_bounds) wk_rr_reader_set_bounds(r, begin_bounds);
-                const wk_rr_chunk *c = wk_rr_reader_chunk(r);
+                if (begin_bounds) wk_eth_rr_reader_set_bounds(r, begin_bounds);
+                const wk_eth_rr_chunk *c = wk_eth_rr_reader_chunk(r);
                 if (c->length_known || c->produced) res->contract_ok = false;
-            } else if (ev == WK_RR_CHUNK_END || ev == WK_RR_END) {
-                add_event(res, ev == WK_RR_END ? 'E' : 'C');
+            } else if (ev == WK_ETH_RR_CHUNK_END || ev == WK_ETH_RR_END) {
+                add_event(res, ev == WK_ETH_RR_END ? 'E' : 'C');
                 if (in_chunk && res->nchunks < MAX_CHUNKS) {
                     chunk_rec *cr = &res->chunks[res->nchunks++];
-                    cr->info = *wk_rr_reader_chunk(r);
+                    cr->info = *wk_eth_rr_reader_chunk(r);
                     cr->payload_at = chunk_at;
                     cr->payload_len = res->payload.n - chunk_at;
                     if (!cr->info.length_known || cr->info.produced != cr->info.length ||
@@ -154,7 +156,7 @@ static void read_stream(const wk_rr_options *o, const uint8_t *in, size_t n, siz
         if (failed || lim == n) break;
     }
     if (!failed) {
-        res->code = wk_rr_reader_finish(r, &err);
+        res->code = rr_finish(r, &err);
         if (res->code != WK_OK) res->err = err;
         if (res->code == WK_OK && pos != n) res->contract_ok = false;
     } else {
@@ -164,14 +166,14 @@ static void read_stream(const wk_rr_options *o, const uint8_t *in, size_t n, siz
         wk_error e2;
         wk_in none = {in, 0, 0};
         wk_out o2 = {tmp, outcap, 0};
-        if (wk_rr_read(r, &o2, &none, &e2) != WK_RR_ERROR || e2.code != err.code ||
+        if (rr_step(r, &none, &o2, &e2) != RR_ERROR || e2.code != err.code ||
             e2.offset != err.offset)
             res->contract_ok = false;
-        if (wk_rr_reader_finish(r, &e2) != err.code) res->contract_ok = false;
+        if (rr_finish(r, &e2) != err.code) res->contract_ok = false;
     }
-    res->consumed = wk_rr_reader_consumed(r);
+    res->consumed = wk_eth_rr_reader_consumed(r);
     free(tmp);
-    wk_rr_reader_free(r);
+    wk_eth_rr_reader_destroy(r);
 }
 
 static bool same_run(const run *a, const run *b)
@@ -188,7 +190,7 @@ static bool same_run(const run *a, const run *b)
             x->info.result != y->info.result || x->info.length != y->info.length ||
             x->info.index != y->info.index || x->info.reserved_result != y->info.reserved_result ||
             x->info.has_context != y->info.has_context || x->info.start_offset != y->info.start_offset ||
-            memcmp(x->info.context, y->info.context, WK_RR_CONTEXT_LEN) != 0)
+            memcmp(x->info.context, y->info.context, WK_ETH_RR_CONTEXT_LEN) != 0)
             return false;
     }
     return true;
@@ -199,8 +201,8 @@ static const size_t OUTCAPS[] = {1, 3, 64, 1 << 20};
 
 /* Reads at every split size and output capacity in the tables (or a reduced set when `big`),
  * checks every result equals the whole-stream one; *whole receives that one. */
-static void read_all_ways(const char *what, const wk_rr_options *o, const uint8_t *in, size_t n,
-                          const wk_ssz_bounds *begin_bounds, bool big, run *whole)
+static void read_all_ways(const char *what, const wk_eth_rr_reader_params *o, const uint8_t *in, size_t n,
+                          const wk_eth_ssz_bounds *begin_bounds, bool big, run *whole)
 {
     read_stream(o, in, n, (size_t)-1, 1 << 20, begin_bounds, whole);
     CHECKF(whole->contract_ok, "%s: contract (whole)", what);
@@ -224,10 +226,28 @@ static void read_all_ways(const char *what, const wk_rr_options *o, const uint8_
         }
     }
     CHECKF(mismatches == 0, "%s: %d split/outcap combinations differ", what, mismatches);
+    /* the contract harness (tests/contract): whole, byte by byte, at every split and chunk size,
+     * views of 0, 1 and N; every run keeps the contract and reaches this verdict and error */
+    wk_contract_eth_rr m;
+    wk_contract_eth_rr_setup(&m, o);
+    m.begin_bounds = begin_bounds;
+    char why[320];
+    wk_contract_outcome oc;
+    unsigned runs = big ? WK_CONTRACT_WHOLE | WK_CONTRACT_CHUNKS : WK_CONTRACT_ALL;
+    CHECKF(wk_contract_check(&wk_contract_eth_rr_ops, &m, NULL, in, n, runs, &oc, why, sizeof why),
+           "%s: contract harness: %s", what, why);
+    CHECKF(whole->code == WK_OK
+               ? oc.verdict == WK_DONE && oc.produced == whole->payload.n
+               : oc.verdict == WK_ERROR && oc.error.code == whole->code &&
+                     oc.error.offset == whole->err.offset,
+           "%s: the harness's outcome differs from the reader's loop (%s at %llu)", what,
+           oc.verdict == WK_DONE ? "DONE" : wk_error_name(oc.error.code),
+           (unsigned long long)oc.error.offset);
+    wk_contract_eth_rr_cleanup(&m);
 }
 
 /* Reads whole and at every split; checks an error of this name at this offset. */
-static void expect_err(const char *what, const wk_rr_options *o, const buf *in, wk_code code,
+static void expect_err(const char *what, const wk_eth_rr_reader_params *o, const buf *in, wk_code code,
                        uint64_t offset)
 {
     run r;
@@ -333,7 +353,7 @@ static void test_handmade(void)
             free(want.p);
         }
         if (strcmp(id, "rr-err-varint-nonminimal") == 0) {
-            wk_rr_options o = REQUEST;
+            wk_eth_rr_reader_params o = REQUEST;
             o.allow_nonminimal = true;
             run ok;
             read_all_ways("nonminimal allowed", &o, in.p, in.n, NULL, false, &ok);
@@ -363,8 +383,8 @@ static void test_lodestar(void)
     REQUIRE(ssz && sn);
     REQUIRE(ssz_len == 139405 && sn_len == 52357);
     static const uint8_t ctx_a[4] = {0x4a, 0x26, 0xc5, 0x8b}, ctx_b[4] = {1, 2, 3, 4};
-    uint8_t vi[WK_UVARINT_MAX_LEN];
-    CHECK(wk_uvarint_put(139405, vi) == 3 && vi[0] == 0x8d && vi[1] == 0xc1 && vi[2] == 0x08);
+    uint8_t vi[WK_ETH_UVARINT_MAX_LEN];
+    CHECK(wk_eth_uvarint_put(139405, vi) == 3 && vi[0] == 0x8d && vi[1] == 0xc1 && vi[2] == 0x08);
 
     /* as a request */
     buf req = {0};
@@ -379,7 +399,7 @@ static void test_lodestar(void)
     run_free(&r);
 
     /* tight bounds set at CHUNK_BEGIN */
-    wk_ssz_bounds exact = {139405, 139405}, above = {139406, 0}, below = {0, 139404};
+    wk_eth_ssz_bounds exact = {139405, 139405}, above = {139406, 0}, below = {0, 139404};
     read_all_ways("lodestar exact bounds", &REQUEST, req.p, req.n, &exact, true, &r);
     CHECK(r.code == WK_OK && r.payload.n == ssz_len);
     run_free(&r);
@@ -390,7 +410,7 @@ static void test_lodestar(void)
     CHECK(r.code == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS && r.err.offset == 0);
     run_free(&r);
     /* the same bounds in the options */
-    wk_rr_options ob = REQUEST;
+    wk_eth_rr_reader_params ob = REQUEST;
     ob.bounds = below;
     read_stream(&ob, req.p, req.n, (size_t)-1, 1 << 20, NULL, &r);
     CHECK(r.code == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS && r.err.offset == 0);
@@ -401,7 +421,7 @@ static void test_lodestar(void)
     run_free(&r);
 
     /* as a success chunk with context bytes */
-    wk_rr_options ctxo = RESPONSE;
+    wk_eth_rr_reader_params ctxo = RESPONSE;
     ctxo.context_bytes = true;
     buf chunk = {0};
     put_byte(&chunk, 0);
@@ -423,7 +443,7 @@ static void test_lodestar(void)
     uint8_t enc[256];
     size_t enc_len = 0;
     wk_error err;
-    CHECK(wk_rr_encode(0, ctx_b, PING, 8, enc, sizeof enc, &enc_len, &err) == WK_OK);
+    CHECK(enc_out(wk_eth_rr_encode(0, ctx_b, PING, 8, VIEW(enc, sizeof enc), &err), &enc_len, &err) == WK_OK);
     put(&resp, enc, enc_len);
     size_t c2_at = resp.n;
     put_hex(&resp, ERR_CHUNK_HEX);
@@ -444,12 +464,12 @@ static void test_lodestar(void)
 
     /* bounds {8, 8} at every CHUNK_BEGIN: the block fails before any payload byte (after the
      * result and context bytes), and max_chunks */
-    wk_ssz_bounds eight = {8, 8};
+    wk_eth_ssz_bounds eight = {8, 8};
     read_stream(&ctxo, resp.p, resp.n, 3, 4096, &eight, &r);
     CHECK(r.code == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS && r.err.offset == 5 && r.payload.n == 0);
     CHECK(strcmp(r.events, "B") == 0);
     run_free(&r);
-    wk_rr_options two = ctxo;
+    wk_eth_rr_reader_params two = ctxo;
     two.max_chunks = 2;
     read_stream(&two, resp.p, resp.n, 4096, 4096, NULL, &r);
     CHECK(r.code == WK_ERR_SSZSNAPPY_TRAILING && r.err.offset == c2_at);
@@ -520,10 +540,10 @@ static void flood(buf *in, uint8_t payload[84], size_t pad)
     o = 27;
     for (int i = 0; i < 50; i++, o++) payload[o] = payload[o - 27];
     for (int i = 0; i < 7; i++, o++) payload[o] = payload[o - 1];
-    uint32_t crc = wk_snappy_mask_crc(wk_crc32c(payload, 84));
+    uint32_t crc = wk_eth_snappy_mask_crc(wk_eth_crc32c(payload, 84));
     in->n = 0;
     put_byte(in, 84);
-    put(in, WK_SNAPPY_FRAME_STREAM_ID, WK_SNAPPY_FRAME_STREAM_ID_LEN);
+    put(in, WK_ETH_SNAPPY_FRAME_STREAM_ID, WK_ETH_SNAPPY_FRAME_STREAM_ID_LEN);
     while (pad >= 4) {
         size_t body = pad >= 8 || pad == 4 ? 0 : pad - 4; /* empty padding chunks, then the rest */
         uint8_t h[4] = {0xfe, (uint8_t)body, 0, 0};
@@ -539,7 +559,7 @@ static void flood(buf *in, uint8_t payload[84], size_t pad)
 
 static void test_budget(void)
 {
-    CHECK(wk_rr_max_chunk_len(0) == 15);
+    CHECK(wk_eth_rr_chunk_max_size(0) == 15);
     uint8_t payload[84];
     buf in = {0};
     flood(&in, payload, 80);
@@ -579,7 +599,7 @@ static void test_small_cases(void)
     CHECK(r.nchunks == 1 && r.chunks[0].info.length == 0 && r.chunks[0].info.length_known);
     run_free(&r);
     /* 00 + stream identifier: the payload was complete at the prefix */
-    put(&in, WK_SNAPPY_FRAME_STREAM_ID, WK_SNAPPY_FRAME_STREAM_ID_LEN);
+    put(&in, WK_ETH_SNAPPY_FRAME_STREAM_ID, WK_ETH_SNAPPY_FRAME_STREAM_ID_LEN);
     expect_err("request 00 + identifier", &REQUEST, &in, WK_ERR_SSZSNAPPY_TRAILING, 1);
     /* response 01 00: an error chunk with an empty message */
     in.n = 0;
@@ -592,7 +612,7 @@ static void test_small_cases(void)
      * bytes after are no framed stream */
     in.n = 0;
     put_hex(&in, "0000");
-    put(&in, WK_SNAPPY_FRAME_STREAM_ID, WK_SNAPPY_FRAME_STREAM_ID_LEN);
+    put(&in, WK_ETH_SNAPPY_FRAME_STREAM_ID, WK_ETH_SNAPPY_FRAME_STREAM_ID_LEN);
     read_all_ways("00 00 + identifier", &RESPONSE, in.p, in.n, NULL, false, &r);
     CHECK(r.code == WK_ERR_FRAME_NO_STREAM_ID && r.nchunks == 1);
     CHECK(strcmp(r.events, "BCB") == 0);
@@ -605,7 +625,7 @@ static void test_small_cases(void)
     in.n = 0;
     expect_err("empty request", &REQUEST, &in, WK_ERR_SSZSNAPPY_EARLY_EOF, 0);
     /* empty_request methods: nothing expected */
-    wk_rr_options eo = REQUEST;
+    wk_eth_rr_reader_params eo = REQUEST;
     eo.empty_request = true;
     read_all_ways("no content", &eo, in.p, 0, NULL, false, &r);
     CHECK(r.code == WK_OK && strcmp(r.events, "E") == 0 && r.nchunks == 0);
@@ -619,7 +639,7 @@ static void test_small_cases(void)
     uint8_t enc[1024];
     size_t enc_len = 0;
     wk_error err;
-    CHECK(wk_rr_encode(2, NULL, msg, 256, enc, sizeof enc, &enc_len, &err) == WK_OK);
+    CHECK(enc_out(wk_eth_rr_encode(2, NULL, msg, 256, VIEW(enc, sizeof enc), &err), &enc_len, &err) == WK_OK);
     in.n = 0;
     put(&in, enc, enc_len);
     read_all_ways("errmsg 256", &RESPONSE, in.p, in.n, NULL, false, &r);
@@ -630,23 +650,23 @@ static void test_small_cases(void)
     put_hex(&in, "018102");
     expect_err("errmsg 257", &RESPONSE, &in, WK_ERR_RESP_ERRMSG_TOO_LONG, 1);
     /* error chunks ignore the success bounds, in the options and at CHUNK_BEGIN */
-    wk_rr_options tight = RESPONSE;
+    wk_eth_rr_reader_params tight = RESPONSE;
     tight.bounds.min_len = 100;
     tight.bounds.max_len = 200;
     in.n = 0;
     put_hex(&in, ERR_CHUNK_HEX);
-    wk_ssz_bounds big = {100, 200};
+    wk_eth_ssz_bounds big = {100, 200};
     read_all_ways("error chunk, tight bounds", &tight, in.p, in.n, &big, false, &r);
     CHECK(r.code == WK_OK && r.payload.n == 3);
     run_free(&r);
-    CHECK(wk_rr_encode(1, NULL, msg, 257, enc, sizeof enc, &enc_len, &err) ==
+    CHECK(enc_out(wk_eth_rr_encode(1, NULL, msg, 257, VIEW(enc, sizeof enc), &err), &enc_len, &err) ==
               WK_ERR_RESP_ERRMSG_TOO_LONG &&
-          err.category == WK_CAT_INTEGRATION);
+          err.category == WK_CAT_PEER_PROTOCOL);
 
     /* reserved results 4..127: error chunks, flagged; 3 and 128 are not reserved; no context
      * bytes on any error chunk */
     static const int results[] = {3, 4, 5, 127, 128, 255};
-    wk_rr_options co = RESPONSE;
+    wk_eth_rr_reader_params co = RESPONSE;
     co.context_bytes = true;
     for (size_t i = 0; i < sizeof results / sizeof results[0]; i++) {
         in.n = 0;
@@ -672,7 +692,7 @@ static void test_small_cases(void)
     size_t one = in.n;
     put_hex(&in, "00");
     put_hex(&in, PING_REQ_HEX);
-    wk_rr_options mo = RESPONSE;
+    wk_eth_rr_reader_params mo = RESPONSE;
     mo.max_chunks = 1;
     expect_err("max_chunks 1", &mo, &in, WK_ERR_SSZSNAPPY_TRAILING, one);
     mo.max_chunks = 2;
@@ -718,7 +738,7 @@ static void test_small_cases(void)
         {1, 7, false}, {0, UINT64_MAX, true},
     };
     for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++) {
-        wk_rr_options bo = REQUEST;
+        wk_eth_rr_reader_params bo = REQUEST;
         bo.bounds.min_len = bs[i].min;
         bo.bounds.max_len = bs[i].max;
         char what[64];
@@ -735,7 +755,7 @@ static void test_small_cases(void)
         buf c = {0};
         put_hex(&c, "00");
         put(&c, in.p, in.n);
-        wk_ssz_bounds sb = {bs[i].min, bs[i].max};
+        wk_eth_ssz_bounds sb = {bs[i].min, bs[i].max};
         read_stream(&RESPONSE, c.p, c.n, 1, 1, &sb, &r);
         CHECKF(bs[i].ok ? r.code == WK_OK
                         : r.code == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS && r.err.offset == 1,
@@ -744,14 +764,14 @@ static void test_small_cases(void)
         free(c.p);
     }
     /* MAX_PAYLOAD_SIZE + 1 with no type bound and with a larger one */
-    uint8_t vi[WK_UVARINT_MAX_LEN];
-    size_t vn = wk_uvarint_put((uint64_t)WK_SSZ_MAX_PAYLOAD_SIZE + 1, vi);
+    uint8_t vi[WK_ETH_UVARINT_MAX_LEN];
+    size_t vn = wk_eth_uvarint_put((uint64_t)WK_ETH_SSZ_MAX_PAYLOAD_SIZE + 1, vi);
     in.n = 0;
     put_hex(&in, "00");
     put(&in, vi, vn);
     expect_err("chunk above MAX_PAYLOAD_SIZE", &RESPONSE, &in, WK_ERR_SSZSNAPPY_LENGTH_BOUNDS, 1);
-    wk_rr_options huge = RESPONSE;
-    huge.bounds.max_len = (uint64_t)WK_SSZ_MAX_PAYLOAD_SIZE * 4;
+    wk_eth_rr_reader_params huge = RESPONSE;
+    huge.bounds.max_len = (uint64_t)WK_ETH_SSZ_MAX_PAYLOAD_SIZE * 4;
     expect_err("chunk above MAX, larger type bound", &huge, &in, WK_ERR_SSZSNAPPY_LENGTH_BOUNDS, 1);
     /* varint limits inside a response (prefix after the result byte) */
     in.n = 0;
@@ -763,7 +783,7 @@ static void test_small_cases(void)
     in.n = 0;
     put_hex(&in, "008000");
     expect_err("80 00", &RESPONSE, &in, WK_ERR_SSZSNAPPY_VARINT_NONMINIMAL, 2);
-    wk_rr_options an = RESPONSE;
+    wk_eth_rr_reader_params an = RESPONSE;
     an.allow_nonminimal = true;
     read_all_ways("80 00 allowed", &an, in.p, in.n, NULL, false, &r);
     CHECK(r.code == WK_OK && r.nchunks == 1 && r.chunks[0].info.length == 0);
@@ -780,24 +800,24 @@ static void test_small_cases(void)
     /* finish with decoded bytes still unread: WK_ERR_STATE, not sticky; after draining, OK */
     in.n = 0;
     put_hex(&in, PING_REQ_HEX);
-    wk_rr_reader *rd = wk_rr_reader_create(&REQUEST, NULL, &err);
+    wk_eth_rr_reader *rd = wk_eth_rr_reader_create(&REQUEST, &err);
     REQUIRE(rd != NULL);
     uint8_t o1[3];
     wk_in v = {in.p, in.n, 0};
     wk_out o = {o1, sizeof o1, 0};
-    CHECK(wk_rr_read(rd, NULL, &v, &err) == WK_RR_CHUNK_BEGIN); /* NULL out: no room */
-    CHECK(wk_rr_read(rd, NULL, &v, &err) == WK_RR_NEED_OUTPUT);
-    CHECK(wk_rr_read(rd, &o, &v, &err) == WK_RR_NEED_OUTPUT && o.pos == 3);
-    CHECK(v.pos == in.n && wk_rr_reader_consumed(rd) == in.n);
-    CHECK(wk_rr_reader_finish(rd, &err) == WK_ERR_STATE);
-    CHECK(wk_rr_reader_chunk(rd)->produced == 3 && wk_rr_reader_chunk(rd)->length == 8);
+    CHECK(rr_step(rd, &v, NULL, &err) == WK_ETH_RR_CHUNK_BEGIN); /* NULL out: no room */
+    CHECK(rr_step(rd, &v, NULL, &err) == RR_NEED_OUTPUT);
+    CHECK(rr_step(rd, &v, &o, &err) == RR_NEED_OUTPUT && o.pos == 3);
+    CHECK(v.pos == in.n && wk_eth_rr_reader_consumed(rd) == in.n);
+    CHECK(rr_finish(rd, &err) == WK_ERR_STATE);
+    CHECK(wk_eth_rr_reader_chunk(rd)->produced == 3 && wk_eth_rr_reader_chunk(rd)->length == 8);
     uint8_t rest[8];
     wk_out o2 = {rest, sizeof rest, 0};
-    CHECK(wk_rr_read(rd, &o2, NULL, &err) == WK_RR_END && o2.pos == 5); /* NULL in: none */
+    CHECK(rr_step(rd, NULL, &o2, &err) == WK_ETH_RR_END && o2.pos == 5); /* NULL in: none */
     CHECK(memcmp(o1, PING, 3) == 0 && memcmp(rest, PING + 3, 5) == 0);
-    CHECK(wk_rr_read(rd, &o2, NULL, &err) == WK_RR_NEED_INPUT);
-    CHECK(wk_rr_reader_finish(rd, &err) == WK_OK);
-    wk_rr_reader_free(rd);
+    CHECK(rr_step(rd, NULL, &o2, &err) == RR_NEED_INPUT);
+    CHECK(rr_finish(rd, &err) == WK_OK);
+    wk_eth_rr_reader_destroy(rd);
     free(in.p);
 }
 
@@ -826,9 +846,9 @@ static void test_uvarint(void)
         {10485761, "81808005"}, {UINT64_MAX, "ffffffffffffffffff01"},
     };
     for (size_t i = 0; i < sizeof T / sizeof T[0]; i++) {
-        uint8_t out[WK_UVARINT_MAX_LEN];
-        char hex[2 * WK_UVARINT_MAX_LEN + 1];
-        size_t k = wk_uvarint_put(T[i].v, out);
+        uint8_t out[WK_ETH_UVARINT_MAX_LEN];
+        char hex[2 * WK_ETH_UVARINT_MAX_LEN + 1];
+        size_t k = wk_eth_uvarint_put(T[i].v, out);
         wk_hex_encode(out, k, hex);
         CHECKF(strcmp(hex, T[i].hex) == 0, "uvarint %llu: %s", (unsigned long long)T[i].v, hex);
     }
@@ -836,16 +856,16 @@ static void test_uvarint(void)
 
 static void test_encode_and_round_trips(void)
 {
-    size_t big_n = WK_SSZ_MAX_PAYLOAD_SIZE + 1;
+    size_t big_n = WK_ETH_SSZ_MAX_PAYLOAD_SIZE + 1;
     uint8_t *data = malloc(big_n);
     REQUIRE(data);
     fill(data, big_n);
-    size_t cap = (size_t)wk_rr_max_chunk_len(WK_SSZ_MAX_PAYLOAD_SIZE);
+    size_t cap = (size_t)wk_eth_rr_chunk_max_size(WK_ETH_SSZ_MAX_PAYLOAD_SIZE);
     uint8_t *enc = malloc(cap);
     REQUIRE(enc);
     static const uint8_t ctx[4] = {0xde, 0xad, 0xbe, 0xef};
-    static const size_t sizes[] = {0, 1, 65535, 65536, 65537, WK_SSZ_MAX_PAYLOAD_SIZE};
-    wk_rr_options co = RESPONSE;
+    static const size_t sizes[] = {0, 1, 65535, 65536, 65537, WK_ETH_SSZ_MAX_PAYLOAD_SIZE};
+    wk_eth_rr_reader_params co = RESPONSE;
     co.context_bytes = true;
     wk_error err;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -854,18 +874,17 @@ static void test_encode_and_round_trips(void)
         for (int kind = 0; kind < 3; kind++) { /* request, success with context, success */
             int result = kind == 0 ? -1 : 0;
             size_t len = 0;
-            wk_code c = wk_rr_encode(result, kind == 1 ? ctx : NULL, data, n, enc,
-                                     (size_t)wk_rr_max_chunk_len(n), &len, &err);
+            wk_code c = enc_out(wk_eth_rr_encode(result, kind == 1 ? ctx : NULL, data, n, VIEW(enc, (size_t)wk_eth_rr_chunk_max_size(n)), &err), &len, &err);
             REQUIRE(c == WK_OK);
-            CHECK(len <= wk_rr_max_chunk_len(n));
-            uint8_t vi[WK_UVARINT_MAX_LEN];
-            size_t vn = wk_uvarint_put(n, vi);
+            CHECK(len <= wk_eth_rr_chunk_max_size(n));
+            uint8_t vi[WK_ETH_UVARINT_MAX_LEN];
+            size_t vn = wk_eth_uvarint_put(n, vi);
             size_t hdr = kind == 0 ? 0 : kind == 1 ? 5 : 1;
             CHECK(memcmp(enc + hdr, vi, vn) == 0);
             if (kind == 1) CHECK(enc[0] == 0 && memcmp(enc + 1, ctx, 4) == 0);
             if (n == 0) CHECK(len == hdr + 1); /* prefix only */
-            else CHECK(memcmp(enc + hdr + vn, WK_SNAPPY_FRAME_STREAM_ID, 10) == 0);
-            const wk_rr_options *o = kind == 0 ? &REQUEST : kind == 1 ? &co : &RESPONSE;
+            else CHECK(memcmp(enc + hdr + vn, WK_ETH_SNAPPY_FRAME_STREAM_ID, 10) == 0);
+            const wk_eth_rr_reader_params *o = kind == 0 ? &REQUEST : kind == 1 ? &co : &RESPONSE;
             char what[64];
             snprintf(what, sizeof what, "round trip n=%zu kind %d", n, kind);
             run r;
@@ -884,10 +903,10 @@ static void test_encode_and_round_trips(void)
             CHECK(strcmp(r.events, kind == 0 ? "BE" : "BC") == 0);
             run_free(&r);
         }
-        if (n <= WK_SSZ_ERRMSG_MAX) { /* error chunks ignore the context */
+        if (n <= WK_ETH_SSZ_ERRMSG_MAX) { /* error chunks ignore the context */
             size_t len = 0;
-            CHECK(wk_rr_encode(3, ctx, data, n, enc, cap, &len, &err) == WK_OK);
-            CHECK(enc[0] == 3 && len == (n ? 1 + 1 + wk_snappy_frame_max_encoded_len(n) : 2));
+            CHECK(enc_out(wk_eth_rr_encode(3, ctx, data, n, VIEW(enc, cap), &err), &len, &err) == WK_OK);
+            CHECK(enc[0] == 3 && len == (n ? 1 + 1 + wk_eth_snappy_frame_max_size(n) : 2));
             run r;
             read_stream(&co, enc, len, 1, 1, NULL, &r);
             CHECK(r.code == WK_OK && r.payload.n == n && r.chunks[0].info.result == 3);
@@ -896,35 +915,37 @@ static void test_encode_and_round_trips(void)
     }
     /* MAX_PAYLOAD_SIZE + 1 refused by the encoder (request and success chunk) */
     size_t len = 12345;
-    CHECK(wk_rr_encode(-1, NULL, data, big_n, enc, cap, &len, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
-    CHECK(err.category == WK_CAT_INTEGRATION && len == 12345);
-    CHECK(wk_rr_encode(0, ctx, data, big_n, enc, cap, &len, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
+    CHECK(enc_out(wk_eth_rr_encode(-1, NULL, data, big_n, VIEW(enc, cap), &err), &len, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
+    CHECK(err.category == WK_CAT_PEER_PROTOCOL && len == 12345);
+    CHECK(enc_out(wk_eth_rr_encode(0, ctx, data, big_n, VIEW(enc, cap), &err), &len, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
     /* ... and by the reader */
     buf in = {0};
-    uint8_t vi[WK_UVARINT_MAX_LEN];
-    put(&in, vi, wk_uvarint_put(big_n, vi));
-    put(&in, WK_SNAPPY_FRAME_STREAM_ID, 10);
+    uint8_t vi[WK_ETH_UVARINT_MAX_LEN];
+    put(&in, vi, wk_eth_uvarint_put(big_n, vi));
+    put(&in, WK_ETH_SNAPPY_FRAME_STREAM_ID, 10);
     expect_err("reader MAX+1", &REQUEST, &in, WK_ERR_SSZSNAPPY_LENGTH_BOUNDS, 0);
     free(in.p);
     /* output bound and arguments */
-    CHECK(wk_rr_encode(0, NULL, data, 100, enc, (size_t)wk_rr_max_chunk_len(100) - 1, &len, &err) ==
-          WK_ERR_ARG);
-    CHECK(wk_rr_encode(256, NULL, data, 1, enc, cap, &len, &err) == WK_ERR_ARG);
-    CHECK(wk_rr_max_chunk_len(8) == 1 + 4 + 10 + wk_snappy_frame_max_encoded_len(8));
+    CHECK(enc_out(wk_eth_rr_encode(0, NULL, data, 100, VIEW(enc, (size_t)wk_eth_rr_chunk_max_size(100) - 1), &err), &len, &err) ==
+          ENC_NO_ROOM);
+    CHECK(enc_out(wk_eth_rr_encode(256, NULL, data, 1, VIEW(enc, cap), &err), &len, &err) == WK_ERR_ARG);
+    CHECK(wk_eth_rr_chunk_max_size(8) == 1 + 4 + 10 + wk_eth_snappy_frame_max_size(8));
     free(enc);
     free(data);
 }
 
 static size_t peak_for(size_t n, const uint8_t *data)
 {
-    size_t cap = (size_t)wk_rr_max_chunk_len(n);
+    size_t cap = (size_t)wk_eth_rr_chunk_max_size(n);
     uint8_t *enc = malloc(cap);
     size_t len = 0;
     wk_error err;
-    if (wk_rr_encode(-1, NULL, data, n, enc, cap, &len, &err) != WK_OK) abort();
+    if (enc_out(wk_eth_rr_encode(-1, NULL, data, n, VIEW(enc, cap), &err), &len, &err) != WK_OK) abort();
     wk_alloc_counter counter = {0};
     wk_allocator a = wk_counting_allocator(&counter);
-    wk_rr_reader *r = wk_rr_reader_create(&REQUEST, &a, &err);
+    wk_eth_rr_reader_params ra = REQUEST;
+    ra.allocator = &a;
+    wk_eth_rr_reader *r = wk_eth_rr_reader_create(&ra, &err);
     if (!r) abort();
     uint8_t out[4096];
     size_t produced = 0, pos = 0;
@@ -932,21 +953,21 @@ static size_t peak_for(size_t n, const uint8_t *data)
     while (pos <= len) {
         size_t lim = len - pos > 1000 ? pos + 1000 : len;
         wk_in v = {enc, lim, pos};
-        wk_rr_event ev;
+        int ev;
         do {
             wk_out o = {out, sizeof out, 0};
-            ev = wk_rr_read(r, &o, &v, &err);
+            ev = rr_step(r, &v, &o, &err);
             if (o.pos && memcmp(out, data + produced, o.pos) != 0) abort();
             produced += o.pos;
-        } while (ev != WK_RR_NEED_INPUT && ev != WK_RR_ERROR && ev != WK_RR_END);
-        if (ev == WK_RR_ERROR) break;
+        } while (ev != RR_NEED_INPUT && ev != RR_ERROR && ev != WK_ETH_RR_END);
+        if (ev == RR_ERROR) break;
         pos = v.pos;
-        if (ev == WK_RR_END) ok = true;
+        if (ev == WK_ETH_RR_END) ok = true;
         if (lim == len) break;
     }
-    ok = ok && wk_rr_reader_finish(r, &err) == WK_OK && produced == n;
+    ok = ok && rr_finish(r, &err) == WK_OK && produced == n;
     CHECKF(ok, "memory run n=%zu", n);
-    wk_rr_reader_free(r);
+    wk_eth_rr_reader_destroy(r);
     CHECK(counter.current == 0);
     free(enc);
     return counter.peak;
@@ -954,7 +975,7 @@ static size_t peak_for(size_t n, const uint8_t *data)
 
 static void test_memory(void)
 {
-    size_t n_max = WK_SSZ_MAX_PAYLOAD_SIZE;
+    size_t n_max = WK_ETH_SSZ_MAX_PAYLOAD_SIZE;
     uint8_t *data = malloc(n_max);
     REQUIRE(data);
     fill(data, n_max);
@@ -968,9 +989,11 @@ static void test_memory(void)
     counter.limit = 64;
     wk_allocator a = wk_counting_allocator(&counter);
     wk_error err;
-    CHECK(wk_rr_reader_create(&REQUEST, &a, &err) == NULL && err.code == WK_ERR_NOMEM);
+    wk_eth_rr_reader_params ra = REQUEST;
+    ra.allocator = &a;
+    CHECK(wk_eth_rr_reader_create(&ra, &err) == NULL && err.code == WK_ERR_NOMEM);
     counter.limit = p1 - 1;
-    CHECK(wk_rr_reader_create(&REQUEST, &a, &err) == NULL && err.code == WK_ERR_NOMEM);
+    CHECK(wk_eth_rr_reader_create(&ra, &err) == NULL && err.code == WK_ERR_NOMEM);
     CHECK(counter.current == 0);
     free(data);
 }

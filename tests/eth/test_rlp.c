@@ -47,8 +47,8 @@ static void encode_bytes(buf *b, const uint8_t *s, size_t n)
         put(b, s, 1);
         return;
     }
-    uint8_t h[WK_RLP_HEADER_MAX_LEN];
-    put(b, h, wk_rlp_put_header(false, n, h));
+    uint8_t h[WK_ETH_RLP_HEADER_MAX_LEN];
+    put(b, h, wk_eth_rlp_put_header(false, n, h));
     put(b, s, n);
 }
 
@@ -72,8 +72,8 @@ static bool encode_json(buf *b, json_object *v)
     case json_type_int: {
         int64_t x = json_object_get_int64(v);
         if (x < 0) return false;
-        uint8_t u[WK_RLP_UINT_MAX_LEN];
-        put(b, u, wk_rlp_put_uint((uint64_t)x, u));
+        uint8_t u[WK_ETH_RLP_UINT_MAX_LEN];
+        put(b, u, wk_eth_rlp_put_uint((uint64_t)x, u));
         return true;
     }
     case json_type_array: {
@@ -81,8 +81,8 @@ static bool encode_json(buf *b, json_object *v)
         bool ok = true;
         for (size_t i = 0; ok && i < json_object_array_length(v); i++)
             ok = encode_json(&payload, json_object_array_get_idx(v, i));
-        uint8_t h[WK_RLP_HEADER_MAX_LEN];
-        put(b, h, wk_rlp_put_header(true, payload.n, h));
+        uint8_t h[WK_ETH_RLP_HEADER_MAX_LEN];
+        put(b, h, wk_eth_rlp_put_header(true, payload.n, h));
         put(b, payload.p, payload.n);
         free(payload.p);
         return ok;
@@ -126,12 +126,12 @@ static void test_valid_file(const char *path)
         wk_error err;
         if (strcmp(name, "listofbinaries") == 0) {
             /* Skipped (vectors README): "out" is a complete list followed by stray zero bytes. */
-            wk_rlp_item it;
-            CHECK(wk_rlp_read_header(want, n, &it, NULL) == WK_OK && it.is_list);
-            CHECK(wk_rlp_check(want, n, 16, &err) == WK_ERR_RLP_TRAILING);
+            wk_eth_rlp_item it;
+            CHECK(wk_eth_rlp_read_header(want, n, &it, NULL) == WK_OK && it.is_list);
+            CHECK(wk_eth_rlp_check(want, n, 16, &err) == WK_ERR_RLP_TRAILING);
             CHECKF(err.has_offset && err.offset == it.header_len + it.payload_len && err.offset == 169,
                    "listofbinaries trailing at %llu", (unsigned long long)err.offset);
-            CHECK(wk_rlp_check(want, 169, 16, NULL) == WK_OK);
+            CHECK(wk_eth_rlp_check(want, 169, 16, NULL) == WK_OK);
             free(want);
             continue;
         }
@@ -140,7 +140,7 @@ static void test_valid_file(const char *path)
         CHECKF(got.n == n && memcmp(got.p, want, n) == 0, "%s: encoding differs (%zu vs %zu bytes)",
                name, got.n, n);
         compared++;
-        wk_code rc = wk_rlp_check(want, n, 16, &err);
+        wk_code rc = wk_eth_rlp_check(want, n, 16, &err);
         CHECKF(rc == WK_OK, "%s: check rejects the valid encoding: %s", name, name_of(rc));
 
         /* Integers: read_uint gives the value back (or overflow beyond 64 bits). */
@@ -150,7 +150,7 @@ static void test_valid_file(const char *path)
             ints++;
             uint64_t v = 0;
             size_t used = 0;
-            rc = wk_rlp_read_uint(want, n, &v, &used, &err);
+            rc = wk_eth_rlp_read_uint(want, n, &v, &used, &err);
             uint8_t num[128];
             int k = s ? decimal_to_be(s + 1, num, sizeof num) : 0;
             if (s && k > 8) {
@@ -210,7 +210,7 @@ static void test_invalid_file(const char *path)
         CHECKF(p != NULL, "%s: bad hex", name);
         if (!p) continue;
         wk_error err;
-        wk_code rc = wk_rlp_check(p, n, 16, &err);
+        wk_code rc = wk_eth_rlp_check(p, n, 16, &err);
         CHECKF(rc != WK_OK, "invalid case %s accepted", name);
         CHECKF(rc == WK_OK || err.has_offset, "%s: no offset", name);
         bool listed = false;
@@ -228,14 +228,14 @@ static void test_invalid_file(const char *path)
     json_object_put(root);
 }
 
-/* Runs wk_rlp_check on hex and compares code and offset (offset ignored for WK_OK). */
+/* Runs wk_eth_rlp_check on hex and compares code and offset (offset ignored for WK_OK). */
 static void check_hex(const char *hex, unsigned depth, wk_code code, uint64_t offset)
 {
     size_t n = 0;
     uint8_t *p = hex_bytes(hex, &n);
     REQUIRE(p != NULL);
     wk_error err;
-    wk_code rc = wk_rlp_check(p, n, depth, &err);
+    wk_code rc = wk_eth_rlp_check(p, n, depth, &err);
     if (code == WK_OK)
         CHECKF(rc == WK_OK, "check(%s): %s", hex, name_of(rc));
     else
@@ -293,8 +293,8 @@ static buf nested(unsigned levels)
     buf b = {0};
     put(&b, "\xc0", 1);
     for (unsigned i = 1; i < levels; i++) {
-        uint8_t h[WK_RLP_HEADER_MAX_LEN];
-        size_t hl = wk_rlp_put_header(true, b.n, h);
+        uint8_t h[WK_ETH_RLP_HEADER_MAX_LEN];
+        size_t hl = wk_eth_rlp_put_header(true, b.n, h);
         buf nb = {0};
         put(&nb, h, hl);
         put(&nb, b.p, b.n);
@@ -306,63 +306,63 @@ static buf nested(unsigned levels)
 
 static void test_depth(void)
 {
-    for (unsigned d = 1; d <= WK_RLP_MAX_DEPTH + 44; d += 43) {
+    for (unsigned d = 1; d <= WK_ETH_RLP_MAX_DEPTH + 44; d += 43) {
         buf b = nested(d);
         wk_error err;
-        unsigned ok_depth = d <= WK_RLP_MAX_DEPTH ? d : WK_RLP_MAX_DEPTH;
-        if (d <= WK_RLP_MAX_DEPTH) CHECKF(wk_rlp_check(b.p, b.n, d, &err) == WK_OK, "depth %u", d);
-        CHECK(wk_rlp_check(b.p, b.n, d - 1, &err) == WK_ERR_RLP_DEPTH);
-        /* the offending list is the one at level d (or WK_RLP_MAX_DEPTH + 1): its offset is the
+        unsigned ok_depth = d <= WK_ETH_RLP_MAX_DEPTH ? d : WK_ETH_RLP_MAX_DEPTH;
+        if (d <= WK_ETH_RLP_MAX_DEPTH) CHECKF(wk_eth_rlp_check(b.p, b.n, d, &err) == WK_OK, "depth %u", d);
+        CHECK(wk_eth_rlp_check(b.p, b.n, d - 1, &err) == WK_ERR_RLP_DEPTH);
+        /* the offending list is the one at level d (or WK_ETH_RLP_MAX_DEPTH + 1): its offset is the
          * sum of the outer headers */
-        unsigned bad_level = d <= WK_RLP_MAX_DEPTH ? d : WK_RLP_MAX_DEPTH + 1;
+        unsigned bad_level = d <= WK_ETH_RLP_MAX_DEPTH ? d : WK_ETH_RLP_MAX_DEPTH + 1;
         size_t off = 0;
         for (unsigned l = 1; l < bad_level; l++) {
-            wk_rlp_item it;
-            REQUIRE(wk_rlp_read_header(b.p + off, b.n - off, &it, NULL) == WK_OK && it.is_list);
+            wk_eth_rlp_item it;
+            REQUIRE(wk_eth_rlp_read_header(b.p + off, b.n - off, &it, NULL) == WK_OK && it.is_list);
             off += it.header_len;
         }
         CHECKF(err.has_offset && err.offset == off, "depth %u: offset %llu, want %zu", d,
                (unsigned long long)err.offset, off);
-        /* max_depth above WK_RLP_MAX_DEPTH counts as WK_RLP_MAX_DEPTH */
-        wk_code rc = wk_rlp_check(b.p, b.n, 100000, &err);
+        /* max_depth above WK_ETH_RLP_MAX_DEPTH counts as WK_ETH_RLP_MAX_DEPTH */
+        wk_code rc = wk_eth_rlp_check(b.p, b.n, 100000, &err);
         CHECKF(d <= ok_depth ? rc == WK_OK : rc == WK_ERR_RLP_DEPTH, "depth %u, max 100000: %s", d,
                name_of(rc));
         free(b.p);
     }
-    buf b = nested(WK_RLP_MAX_DEPTH);
-    CHECK(wk_rlp_check(b.p, b.n, ~0u, NULL) == WK_OK);
+    buf b = nested(WK_ETH_RLP_MAX_DEPTH);
+    CHECK(wk_eth_rlp_check(b.p, b.n, ~0u, NULL) == WK_OK);
     free(b.p);
-    b = nested(WK_RLP_MAX_DEPTH + 1);
-    CHECK(wk_rlp_check(b.p, b.n, ~0u, NULL) == WK_ERR_RLP_DEPTH);
+    b = nested(WK_ETH_RLP_MAX_DEPTH + 1);
+    CHECK(wk_eth_rlp_check(b.p, b.n, ~0u, NULL) == WK_ERR_RLP_DEPTH);
     free(b.p);
     /* Wide rather than deep: 10000 items in one list. */
     buf items = {0};
     for (int i = 0; i < 10000; i++) put(&items, "\xc1\x01", 2);
-    uint8_t h[WK_RLP_HEADER_MAX_LEN];
+    uint8_t h[WK_ETH_RLP_HEADER_MAX_LEN];
     buf w = {0};
-    put(&w, h, wk_rlp_put_header(true, items.n, h));
+    put(&w, h, wk_eth_rlp_put_header(true, items.n, h));
     put(&w, items.p, items.n);
-    CHECK(wk_rlp_check(w.p, w.n, 2, NULL) == WK_OK);
-    CHECK(wk_rlp_check(w.p, w.n, 1, NULL) == WK_ERR_RLP_DEPTH);
+    CHECK(wk_eth_rlp_check(w.p, w.n, 2, NULL) == WK_OK);
+    CHECK(wk_eth_rlp_check(w.p, w.n, 1, NULL) == WK_ERR_RLP_DEPTH);
     free(items.p);
     free(w.p);
 }
 
 static void test_header(void)
 {
-    wk_rlp_item it;
+    wk_eth_rlp_item it;
     wk_error err;
-    CHECK(wk_rlp_read_header((const uint8_t *)"\x7f", 1, &it, &err) == WK_OK && !it.is_list &&
+    CHECK(wk_eth_rlp_read_header((const uint8_t *)"\x7f", 1, &it, &err) == WK_OK && !it.is_list &&
           it.header_len == 0 && it.payload_len == 1);
-    CHECK(wk_rlp_read_header((const uint8_t *)"\x82\x01\x02\xff", 4, &it, &err) == WK_OK &&
+    CHECK(wk_eth_rlp_read_header((const uint8_t *)"\x82\x01\x02\xff", 4, &it, &err) == WK_OK &&
           !it.is_list && it.header_len == 1 && it.payload_len == 2); /* trailing allowed */
-    CHECK(wk_rlp_read_header((const uint8_t *)"\xc1\x01", 2, &it, &err) == WK_OK && it.is_list &&
+    CHECK(wk_eth_rlp_read_header((const uint8_t *)"\xc1\x01", 2, &it, &err) == WK_OK && it.is_list &&
           it.header_len == 1 && it.payload_len == 1);
-    CHECK(wk_rlp_read_header((const uint8_t *)"\x81\x05", 1, &it, &err) == WK_ERR_RLP_TRUNCATED &&
+    CHECK(wk_eth_rlp_read_header((const uint8_t *)"\x81\x05", 1, &it, &err) == WK_ERR_RLP_TRUNCATED &&
           err.offset == 1);
-    CHECK(wk_rlp_read_header((const uint8_t *)"\xf8\x37", 2, &it, &err) == WK_ERR_RLP_NONCANON_SIZE &&
+    CHECK(wk_eth_rlp_read_header((const uint8_t *)"\xf8\x37", 2, &it, &err) == WK_ERR_RLP_NONCANON_SIZE &&
           err.offset == 1);
-    CHECK(wk_rlp_read_header((const uint8_t *)"\xfa\x00\x01\x00", 4, &it, &err) ==
+    CHECK(wk_eth_rlp_read_header((const uint8_t *)"\xfa\x00\x01\x00", 4, &it, &err) ==
           WK_ERR_RLP_NONCANON_SIZE && err.offset == 1);
     CHECK(err.category == WK_CAT_PEER_PROTOCOL);
     CHECK(strcmp(wk_error_name(WK_ERR_RLP_NONCANON_SIZE), "RLP_ERR_NONCANON_SIZE") == 0);
@@ -373,8 +373,8 @@ static void test_header(void)
     const size_t hlen[] = {1, 1, 1, 2, 2, 3, 3, 4, 4, 6, 8, 9, 9};
     for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
         for (int list = 0; list < 2; list++) {
-            uint8_t h[WK_RLP_HEADER_MAX_LEN];
-            size_t hl = wk_rlp_put_header(list, lens[i], h);
+            uint8_t h[WK_ETH_RLP_HEADER_MAX_LEN];
+            size_t hl = wk_eth_rlp_put_header(list, lens[i], h);
             CHECKF(hl == hlen[i], "header of %llu: %zu bytes", (unsigned long long)lens[i], hl);
             CHECK(h[0] == (list ? 0xc0 : 0x80) + (lens[i] < 56 ? lens[i] : 55 + hl - 1));
             uint64_t l = 0;
@@ -384,11 +384,11 @@ static void test_header(void)
                 uint8_t *p = calloc(1, hl + lens[i] + 1);
                 memcpy(p, h, hl);
                 if (!list && lens[i] == 1) p[hl] = 0x80; /* a canonical 1-byte string */
-                wk_code rc = wk_rlp_read_header(p, hl + lens[i], &it, &err);
+                wk_code rc = wk_eth_rlp_read_header(p, hl + lens[i], &it, &err);
                 CHECKF(rc == WK_OK && it.is_list == list && it.header_len == hl &&
                            it.payload_len == lens[i],
                        "read back %llu: %s", (unsigned long long)lens[i], name_of(rc));
-                CHECK(wk_rlp_read_header(p, hl + lens[i] - (lens[i] ? 1 : 0), &it, &err) ==
+                CHECK(wk_eth_rlp_read_header(p, hl + lens[i] - (lens[i] ? 1 : 0), &it, &err) ==
                       (lens[i] ? WK_ERR_RLP_TRUNCATED : WK_OK));
                 free(p);
             }
@@ -404,17 +404,17 @@ static void test_uint(void)
                          "84ffffffff", "87ffffffffffffff", "880100000000000000",
                          "88ffffffffffffffff"};
     for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
-        uint8_t u[WK_RLP_UINT_MAX_LEN + 1];
-        size_t n = wk_rlp_put_uint(vals[i], u);
-        char h[2 * WK_RLP_UINT_MAX_LEN + 1];
+        uint8_t u[WK_ETH_RLP_UINT_MAX_LEN + 1];
+        size_t n = wk_eth_rlp_put_uint(vals[i], u);
+        char h[2 * WK_ETH_RLP_UINT_MAX_LEN + 1];
         wk_hex_encode(u, n, h);
         CHECKF(strcmp(h, hex[i]) == 0, "put_uint(%llu) = %s", (unsigned long long)vals[i], h);
         u[n] = 0xee; /* trailing byte: allowed */
         uint64_t v = 7;
         size_t used = 0;
         wk_error err;
-        CHECK(wk_rlp_read_uint(u, n + 1, &v, &used, &err) == WK_OK && v == vals[i] && used == n);
-        CHECK(wk_rlp_check(u, n, 0, &err) == WK_OK);
+        CHECK(wk_eth_rlp_read_uint(u, n + 1, &v, &used, &err) == WK_OK && v == vals[i] && used == n);
+        CHECK(wk_eth_rlp_check(u, n, 0, &err) == WK_OK);
     }
     struct { const char *hex; wk_code code; uint64_t off; } bad[] = {
         {"", WK_ERR_RLP_TRUNCATED, 0},
@@ -435,7 +435,7 @@ static void test_uint(void)
         wk_error err;
         uint64_t v;
         size_t used;
-        wk_code rc = wk_rlp_read_uint(p, n, &v, &used, &err);
+        wk_code rc = wk_eth_rlp_read_uint(p, n, &v, &used, &err);
         CHECKF(rc == bad[i].code && err.has_offset && err.offset == bad[i].off,
                "read_uint(%s): %s at %llu", bad[i].hex, name_of(rc), (unsigned long long)err.offset);
         free(p);

@@ -10,15 +10,17 @@
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "wk_test.h"
 #include <wirekit/eth.h>
+#include "contract/wk_contract_eth.h"
 #include <snappy-c.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-int wk_snappy__set_kernel(int id);
-const char *wk_snappy__kernel_name(int id);
-int wk_snappy__kernel(void);
+int wk_eth_snappy__set_kernel(int id);
+const char *wk_eth_snappy__kernel_name(int id);
+int wk_eth_snappy__kernel(void);
 #define KERNELS 4
+
 
 static const char *vec_dir;
 
@@ -128,10 +130,10 @@ static void check_block(const uint8_t *blk, size_t n, const char *what)
     blocks_checked++;
     wk_error ev;
     uint64_t declared = 0;
-    wk_code v = wk_snappy_block_validate(blk, n, UINT64_MAX, &declared, &ev);
+    wk_code v = wk_eth_snappy_block_validate(blk, n, UINT64_MAX, &declared, &ev);
     if (v == WK_OK || v == WK_ERR_SNAPPY_TRUNCATED || v == WK_ERR_SNAPPY_OVERRUN ||
         v == WK_ERR_SNAPPY_BAD_OFFSET || v == WK_ERR_SNAPPY_LENGTH_MISMATCH) {
-        if (wk_snappy_block_peek(blk, n, UINT64_MAX, &declared, NULL, NULL) != WK_OK) return;
+        if (wk_eth_snappy_block_peek(blk, n, UINT64_MAX, &declared, NULL, NULL) != WK_OK) return;
     } else {
         return; /* a preamble failure: no decoder runs */
     }
@@ -154,23 +156,23 @@ static void check_block(const uint8_t *blk, size_t n, const char *what)
         guarded gi = guarded_alloc(n, place == 0), go = guarded_alloc(dn, place == 0);
         memcpy(gi.p, blk, n);
         for (int ki = 0; ki < nkernels; ki++) {
-            wk_snappy__set_kernel(kernel_ids[ki]);
+            wk_eth_snappy__set_kernel(kernel_ids[ki]);
             wk_error e;
             size_t ol = SIZE_MAX;
             memset(go.p, 0x5a, dn);
-            wk_code c = wk_snappy_block_decode(gi.p, n, UINT64_MAX, go.p, dn, &ol, &e);
+            wk_code c = enc_out(wk_eth_snappy_block_decode(IN(gi.p, n), UINT64_MAX, VIEW(go.p, dn), &e), &ol, &e);
             CHECKF(c == v, "%s [%s, %s guards]: decode %s, validator %s", what,
-                   wk_snappy__kernel_name(kernel_ids[ki]), place ? "head" : "tail", code_name(c),
+                   wk_eth_snappy__kernel_name(kernel_ids[ki]), place ? "head" : "tail", code_name(c),
                    code_name(v));
             if (c != WK_OK && c == v)
                 CHECKF(e.offset == ev.offset && e.category == WK_CAT_PEER_PROTOCOL,
                        "%s [%s]: %s at %llu, validator at %llu", what,
-                       wk_snappy__kernel_name(kernel_ids[ki]), code_name(c),
+                       wk_eth_snappy__kernel_name(kernel_ids[ki]), code_name(c),
                        (unsigned long long)e.offset, (unsigned long long)ev.offset);
             if (c == WK_OK && ref_ok)
                 CHECKF(ol == dn && (dn == 0 || memcmp(go.p, ref, dn) == 0),
                        "%s [%s, %s guards]: bytes differ from the reference", what,
-                       wk_snappy__kernel_name(kernel_ids[ki]), place ? "head" : "tail");
+                       wk_eth_snappy__kernel_name(kernel_ids[ki]), place ? "head" : "tail");
         }
         guarded_free(&gi);
         guarded_free(&go);
@@ -246,31 +248,31 @@ static uint8_t *bb_finish(const bb *b, uint64_t declared, size_t *n)
  * ------------------------------------------------------------------------------------------- */
 static void test_hooks(void)
 {
-    int def = wk_snappy__set_kernel(-1);
-    CHECK(def >= 0 && def < KERNELS && def == wk_snappy__kernel());
+    int def = wk_eth_snappy__set_kernel(-1);
+    CHECK(def >= 0 && def < KERNELS && def == wk_eth_snappy__kernel());
     CHECK(def != 3); /* avx512 only when forced (see snappy_decode.c) */
-    CHECK(strcmp(wk_snappy__kernel_name(0), "portable") == 0 &&
-          strcmp(wk_snappy__kernel_name(1), "bmi2") == 0 &&
-          strcmp(wk_snappy__kernel_name(2), "avx2") == 0 &&
-          strcmp(wk_snappy__kernel_name(3), "avx512") == 0 && wk_snappy__kernel_name(4) == NULL &&
-          wk_snappy__kernel_name(-1) == NULL);
-    CHECK(wk_snappy__set_kernel(0) == 0);
+    CHECK(strcmp(wk_eth_snappy__kernel_name(0), "portable") == 0 &&
+          strcmp(wk_eth_snappy__kernel_name(1), "bmi2") == 0 &&
+          strcmp(wk_eth_snappy__kernel_name(2), "avx2") == 0 &&
+          strcmp(wk_eth_snappy__kernel_name(3), "avx512") == 0 && wk_eth_snappy__kernel_name(4) == NULL &&
+          wk_eth_snappy__kernel_name(-1) == NULL);
+    CHECK(wk_eth_snappy__set_kernel(0) == 0);
     nkernels = 0;
     for (int k = 0; k < KERNELS; k++) {
-        int got = wk_snappy__set_kernel(k);
+        int got = wk_eth_snappy__set_kernel(k);
         CHECK(got <= k && got >= 0);
         if (got == k) kernel_ids[nkernels++] = k;
     }
-    CHECK(wk_snappy__set_kernel(99) == kernel_ids[nkernels - 1]);
+    CHECK(wk_eth_snappy__set_kernel(99) == kernel_ids[nkernels - 1]);
     printf("kernels on this CPU:");
-    for (int i = 0; i < nkernels; i++) printf(" %s", wk_snappy__kernel_name(kernel_ids[i]));
-    printf(" (default %s)\n", wk_snappy__kernel_name(def));
+    for (int i = 0; i < nkernels; i++) printf(" %s", wk_eth_snappy__kernel_name(kernel_ids[i]));
+    printf(" (default %s)\n", wk_eth_snappy__kernel_name(def));
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2"))
         CHECK(def == 2 && nkernels >= 3);
 #endif
-    wk_snappy__set_kernel(-1);
+    wk_eth_snappy__set_kernel(-1);
 }
 
 /* Every copy kind at offsets 1..80 and every length of the kind, after a literal of `lead`
@@ -310,8 +312,7 @@ static void test_copies(void)
                         blk = bb_finish(&c, c.produced, &n);
                         wk_error e;
                         uint8_t *o = malloc(c.produced);
-                        CHECK(wk_snappy_block_decode(blk, n, UINT64_MAX, o, c.produced, NULL,
-                                                     &e) == WK_ERR_SNAPPY_BAD_OFFSET);
+                        CHECK(enc_out(wk_eth_snappy_block_decode(IN(blk, n), UINT64_MAX, VIEW(o, c.produced), &e), NULL, &e) == WK_ERR_SNAPPY_BAD_OFFSET);
                         check_block(blk, n, "bad offset");
                         free(o);
                         free(blk);
@@ -490,6 +491,6 @@ int main(int argc, char **argv)
     test_grammar();
     printf("%ld blocks, each through %d kernels with guard pages after and before\n",
            blocks_checked, nkernels);
-    wk_snappy__set_kernel(-1);
+    wk_eth_snappy__set_kernel(-1);
     return wk_test_summary("eth_snappy_decode");
 }

@@ -1,0 +1,126 @@
+/* The contract harness's adapter for eth's streaming objects (eth.h): the Snappy framing decoder
+ * and the req/resp reader, so the eth tests and fuzz targets drive them through
+ * wk_contract_drive / wk_contract_check / fuzz_drive instead of their own loops.
+ *
+ * Each adapter struct is the harness's obj: the caller sets the parameters, the adapter creates
+ * the object at the first reset (through `allocator`, NULL = malloc/free), resets it before every
+ * later run (so a run allocates nothing), and wk_contract_eth_*_cleanup destroys it.
+ *
+ * Checks and records:
+ *   - framing decoder: consumed()/produced() equal what the harness saw moved, after every call
+ *     at the end; no events; DONE only with an output limit, exactly at it. (The framing encoder
+ *     writes its last chunk at the flush, which the harness's _finish cannot take: it has none.)
+ *   - req/resp reader: consumed() equals the bytes the harness saw consumed at every event; events
+ *     in the order eth.h gives (CHUNK_BEGIN, then CHUNK_END or END), chunk indexes from 0, start
+ *     offsets contiguous, lengths within the bounds that apply (error chunks [0, 256]), payload
+ *     bytes produced only inside a chunk, chunk->produced equal to the length at its end,
+ *     max_chunks never exceeded; the record is each event with the chunk's fields. At CHUNK_BEGIN
+ *     the adapter sets `begin_bounds` when non-NULL. */
+#ifndef WK_CONTRACT_ETH_H
+#define WK_CONTRACT_ETH_H
+
+#include "wk_contract.h"
+#include <wirekit/eth.h>
+
+typedef struct wk_contract_eth_frame {
+    /* Set by the caller before a run. */
+    const wk_allocator *allocator;
+    uint64_t output_limit;   /* UINT64_MAX = none */
+    uint32_t max_skippable;  /* 0 = the default */
+    bool has_max_skippable;
+    /* The decoder under test (created at the first reset). */
+    wk_eth_snappy_frame_decoder *d;
+    uint64_t produced; /* the harness's count, for the check */
+} wk_contract_eth_frame;
+
+extern const wk_contract_ops wk_contract_eth_frame_ops; /* obj: a wk_contract_eth_frame */
+void wk_contract_eth_frame_setup(wk_contract_eth_frame *f, const wk_allocator *allocator);
+void wk_contract_eth_frame_cleanup(wk_contract_eth_frame *f);
+
+typedef struct wk_contract_eth_rr wk_contract_eth_rr;
+struct wk_contract_eth_rr {
+    /* Set by the caller before a run. */
+    wk_eth_rr_reader_params params;
+    const wk_eth_ssz_bounds *begin_bounds; /* set at every CHUNK_BEGIN when non-NULL */
+    /* Called after the checks on every event and at the end (each may be NULL). */
+    bool (*on_event)(wk_contract *c, wk_contract_eth_rr *m);
+    bool (*on_end)(wk_contract *c, wk_contract_eth_rr *m);
+    void *user;
+    /* The reader under test (created at the first reset), valid during the callbacks. */
+    wk_eth_rr_reader *r;
+    /* The checks' state in one run. */
+    bool in_chunk;
+    uint64_t chunks, next_start, produced0;
+};
+
+extern const wk_contract_ops wk_contract_eth_rr_ops; /* obj: a wk_contract_eth_rr */
+void wk_contract_eth_rr_setup(wk_contract_eth_rr *m, const wk_eth_rr_reader_params *params);
+void wk_contract_eth_rr_cleanup(wk_contract_eth_rr *m);
+
+/* ---------------------------------------------------------------------------------------------
+ * Call-site helpers for the eth tests and fuzz targets whose checks are written in codes: one copy
+ * here (header-only, usable without linking wk_contract).
+ *
+ * enc_out(call, &len, &err) reads a whole-item call (an encoder, or a whole-message decoder) made
+ * with VIEW(dst, cap) as its output view and IN(p, n) as its input: WK_OK (WK_DONE; *len = the
+ * bytes written), ENC_NO_ROOM (WK_NEED_OUTPUT with the view untouched; WK_ERR_STATE if it moved),
+ * or the error's code. LAST_IN / LAST_VIEW are the last views given (per translation unit).
+ * ------------------------------------------------------------------------------------------- */
+typedef struct wk_contract_eth_io {
+    wk_in in;
+    wk_out out;
+} wk_contract_eth_io;
+
+static inline wk_contract_eth_io *wk_contract_eth_io_last(void)
+{
+    static wk_contract_eth_io io;
+    return &io;
+}
+
+#define ENC_NO_ROOM ((wk_code)65535)
+#define LAST_IN (wk_contract_eth_io_last()->in)
+#define LAST_VIEW (wk_contract_eth_io_last()->out)
+#define VIEW(dst, cap) (LAST_VIEW = (wk_out){(dst), (cap), 0}, &LAST_VIEW)
+#define IN(p, n) (LAST_IN = (wk_in){(p), (n), 0}, &LAST_IN)
+
+static inline wk_code enc_out(wk_result r, size_t *len, const wk_error *e)
+{
+    if (r == WK_DONE) {
+        if (len) *len = LAST_VIEW.pos;
+        return WK_OK;
+    }
+    if (r == WK_NEED_OUTPUT) return LAST_VIEW.pos == 0 ? ENC_NO_ROOM : WK_ERR_STATE;
+    return e->code;
+}
+
+/* One req/resp read step as a code: for WK_EVENT the event (WK_ETH_RR_CHUNK_BEGIN, _CHUNK_END,
+ * _END), else RR_NEED_INPUT / RR_NEED_OUTPUT / RR_ERROR (RR_DONE: never from this reader). */
+enum { RR_ERROR = -1, RR_NEED_INPUT = 1, RR_NEED_OUTPUT = 2, RR_DONE = 99 };
+static inline int rr_step(wk_eth_rr_reader *r, wk_in *in, wk_out *out, wk_error *err)
+{
+    switch (wk_eth_rr_reader_read(r, in, out, err)) {
+    case WK_EVENT: return (int)wk_eth_rr_reader_event(r);
+    case WK_NEED_INPUT: return RR_NEED_INPUT;
+    case WK_NEED_OUTPUT: return RR_NEED_OUTPUT;
+    case WK_ERROR: return RR_ERROR;
+    default: return RR_DONE;
+    }
+}
+/* The reader's and the framing decoder's _finish (no rest) as a code: WK_OK for WK_DONE. */
+static inline wk_code rr_finish(wk_eth_rr_reader *r, wk_error *err)
+{
+    return wk_eth_rr_reader_finish(r, NULL, err) == WK_DONE ? WK_OK : err->code;
+}
+static inline wk_code frame_finish(wk_eth_snappy_frame_decoder *d, wk_error *e)
+{
+    return wk_eth_snappy_frame_decoder_finish(d, NULL, e) == WK_DONE ? WK_OK : e->code;
+}
+/* The framing encoder's step, or its flush when `flush`. */
+static inline wk_result frame_encode_step(wk_eth_snappy_frame_encoder *enc, wk_in *in, wk_out *out,
+                                          bool flush, wk_error *e)
+{
+    return flush ? wk_eth_snappy_frame_encoder_flush(enc, in, out, e)
+                 : wk_eth_snappy_frame_encode(enc, in, out, e);
+}
+
+#endif
