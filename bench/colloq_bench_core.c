@@ -735,7 +735,7 @@ static bool lib_setup(lib_session *ls, bool moe, const session_data *d)
     memset(ls, 0, sizeof *ls);
     ls->moe = moe;
     ls->data = d;
-    if (wk_colloq_plan_compile(conv, strlen(conv), &ls->plan, &err) != WK_OK) {
+    if (wk_colloq_plan_compile(conv, strlen(conv), NULL, &ls->plan, &err) != WK_OK) {
         char buf[256];
         fail("compiling the %s conversation: %s", moe ? "moe" : "token-stream",
              wk_error_format(&err, buf, sizeof buf));
@@ -872,7 +872,7 @@ static bool gen_moe_matches(const app_frame *a, uint32_t t, uint64_t seq, const 
 
 static void lib_free(lib_session *ls)
 {
-    wk_colloq_plan_free(ls->plan);
+    wk_colloq_plan_destroy(ls->plan);
     free(ls->tid);
 }
 /* ---------------------------------------------------------------------------------------------
@@ -1360,7 +1360,7 @@ static bool ctx_init(run_ctx *c, int v, bool moe, const session_data *d, lib_ses
     c->ls = ls;
     c->wire = v_wire[v];
     if (v == V_REF || v == V_COMPACT) {
-        c->dec = wk_colloq_decoder_new(ls->plan, c->wire, &err);
+        c->dec = wk_colloq_decoder_create(&(wk_colloq_decoder_params){ls->plan, c->wire, NULL}, &err);
         if (!c->dec) return fail("decoder_new: %s", err.msg), false;
     }
     if (v == V_YAJL) {
@@ -1379,7 +1379,7 @@ static bool ctx_init(run_ctx *c, int v, bool moe, const session_data *d, lib_ses
 
 static void ctx_free(run_ctx *c)
 {
-    if (c->dec) wk_colloq_decoder_free(c->dec);
+    if (c->dec) wk_colloq_decoder_destroy(c->dec);
     if (c->yj) {
         yj_free(c->yj);
         free(c->yj);

@@ -92,7 +92,7 @@ wk_colloq_plan *colloq_load_plan(const char *path, int *rc)
     }
     wk_colloq_plan *plan = NULL;
     wk_error err;
-    if (wk_colloq_plan_load((const char *)text, len, &plan, &err) != WK_OK) {
+    if (wk_colloq_plan_load((const char *)text, len, NULL, &plan, &err) != WK_OK) {
         *rc = fail_input(&err);
         plan = NULL;
     }
@@ -308,13 +308,13 @@ static int cmd_compile(int argc, char **argv)
     if (!text) return WK_EXIT_USAGE;
     wk_colloq_plan *plan = NULL;
     wk_error err;
-    wk_code code = wk_colloq_plan_compile((const char *)text, len, &plan, &err);
+    wk_code code = wk_colloq_plan_compile((const char *)text, len, NULL, &plan, &err);
     free(text);
     if (code != WK_OK) return fail_input(&err);
     int rc = put(plan->canonical, plan->canonical_len);
     if (!rc) rc = flush_stdout();
     if (!rc) fprintf(stderr, "plan %s\n", plan->identity);
-    wk_colloq_plan_free(plan);
+    wk_colloq_plan_destroy(plan);
     return rc;
 }
 
@@ -369,7 +369,7 @@ static int run_session(const wk_colloq_plan *plan, wk_colloq_wire wire, instream
     uint32_t role;
     int rc = read_preface(s, plan, wire, &role);
     if (rc >= 0) return rc;
-    wk_colloq_decoder *dec = wk_colloq_decoder_new(plan, wire, &err);
+    wk_colloq_decoder *dec = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plan, wire, NULL}, &err);
     if (!dec) return fail_local(err.code, "cannot create the decoder: %s", err.msg);
     wk_colloq_session sess;
     wk_colloq_session_init(&sess, plan);
@@ -409,7 +409,7 @@ static int run_session(const wk_colloq_plan *plan, wk_colloq_wire wire, instream
 done:
     free(line.p);
     free(f);
-    wk_colloq_decoder_free(dec);
+    wk_colloq_decoder_destroy(dec);
     return rc;
 }
 
@@ -425,7 +425,7 @@ static int cmd_run(int argc, char **argv)
     instream s;
     if ((rc = in_init(&s, frame_limit(plan))) == 0) rc = run_session(plan, o.wire, &s);
     free(s.buf);
-    wk_colloq_plan_free(plan);
+    wk_colloq_plan_destroy(plan);
     return rc;
 }
 
@@ -456,7 +456,7 @@ static int convert_stream(const wk_colloq_plan *plan, wk_colloq_wire from, wk_co
     size_t pn = wk_colloq_preface_write(plan, to, role, pre, sizeof pre);
     if (pn >= sizeof pre) return fail_local(WK_ERR_ARG, "the preface does not fit");
     if ((rc = put(pre, pn)) != 0) return rc;
-    wk_colloq_decoder *dec = wk_colloq_decoder_new(plan, from, &err);
+    wk_colloq_decoder *dec = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plan, from, NULL}, &err);
     if (!dec) return fail_local(err.code, "cannot create the decoder: %s", err.msg);
     wk_colloq_frame *f = malloc(sizeof *f);
     outbuf ob = {0};
@@ -532,7 +532,7 @@ done:
     if (rc) fflush(stdout);
     free(ob.p);
     free(f);
-    wk_colloq_decoder_free(dec);
+    wk_colloq_decoder_destroy(dec);
     return rc;
 }
 
@@ -548,7 +548,7 @@ static int cmd_convert(int argc, char **argv)
     instream s;
     if ((rc = in_init(&s, frame_limit(plan))) == 0) rc = convert_stream(plan, o.from, o.to, &s);
     free(s.buf);
-    wk_colloq_plan_free(plan);
+    wk_colloq_plan_destroy(plan);
     return rc;
 }
 
@@ -578,11 +578,11 @@ static int cmd_verify(int argc, char **argv)
     size_t len = 0;
     uint8_t *text = read_file(o.file, &len);
     if (!text) {
-        wk_colloq_plan_free(plan);
+        wk_colloq_plan_destroy(plan);
         return WK_EXIT_USAGE;
     }
     wk_colloq_trace t;
-    wk_colloq_trace_init(&t);
+    wk_colloq_trace_init(&t, NULL);
     wk_error err;
     if (wk_colloq_trace_parse((const char *)text, len, &t, &err) != WK_OK ||
         wk_colloq_verify_trace(plan, &t, NULL, &err) != WK_OK) {
@@ -591,9 +591,9 @@ static int cmd_verify(int argc, char **argv)
         printf("ok %zu entries\n", t.count);
         rc = flush_stdout();
     }
-    wk_colloq_trace_free(&t);
+    wk_colloq_trace_destroy(&t);
     free(text);
-    wk_colloq_plan_free(plan);
+    wk_colloq_plan_destroy(plan);
     return rc;
 }
 

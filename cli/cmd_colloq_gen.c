@@ -129,6 +129,6 @@ done:
     free(cp);
     free(ht);
     free(ct);
-    wk_colloq_plan_free(plan);
+    wk_colloq_plan_destroy(plan);
     return rc;
 }

@@ -260,16 +260,16 @@ static void init(void)
     for (int i = 0; i < PLAN_COUNT; i++) {
         wk_error err;
         wk_error_clear(&err);
-        if (wk_colloq_plan_compile(texts[i], strlen(texts[i]), &plans[i], &err) != WK_OK) {
+        if (wk_colloq_plan_compile(texts[i], strlen(texts[i]), NULL, &plans[i], &err) != WK_OK) {
             char buf[256];
             fprintf(stderr, "plan %d: %s\n", i, wk_error_format(&err, buf, sizeof buf));
             abort();
         }
         CHECK(plans[i]->has_schedules);
-        decoders[i] = wk_colloq_decoder_new(plans[i], WK_COLLOQ_WIRE_BINARY, &err);
+        decoders[i] = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plans[i], WK_COLLOQ_WIRE_BINARY, NULL}, &err);
         CHECK(decoders[i]);
-        json_decoders[i][0] = wk_colloq_decoder_new(plans[i], WK_COLLOQ_WIRE_REFERENCE, &err);
-        json_decoders[i][1] = wk_colloq_decoder_new(plans[i], WK_COLLOQ_WIRE_COMPACT, &err);
+        json_decoders[i][0] = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plans[i], WK_COLLOQ_WIRE_REFERENCE, NULL}, &err);
+        json_decoders[i][1] = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plans[i], WK_COLLOQ_WIRE_COMPACT, NULL}, &err);
         CHECK(json_decoders[i][0] && json_decoders[i][1]);
     }
     free(wide);

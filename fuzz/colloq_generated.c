@@ -43,9 +43,9 @@ static void init(void)
     size_t n;
     const char *text = fgat_plan_canonical(&n);
     wk_error err;
-    CHECK(wk_colloq_plan_load(text, n, &plan, &err) == WK_OK);
+    CHECK(wk_colloq_plan_load(text, n, NULL, &plan, &err) == WK_OK);
     CHECK(fgat_plan_matches(plan));
-    dec = wk_colloq_decoder_new(plan, WK_COLLOQ_WIRE_BINARY, &err);
+    dec = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plan, WK_COLLOQ_WIRE_BINARY, NULL}, &err);
     CHECK(dec != NULL);
     busy = (uint32_t)wk_colloq_plan_state(plan, "Busy", 4);
     done_state = (uint32_t)wk_colloq_plan_state(plan, "End", 3);

@@ -105,9 +105,16 @@
  *      the transition against the sender's session (WK_ERR_STATE, WK_ERR_ARG) and writes the
  *      session's next sequence number. The code embeds the canonical plan (<p>_plan_canonical).
  *
- * Lifetimes: a plan owns all its memory (wk_colloq_plan_free); frames borrow: binary string/bytes
- * values point into the caller's input buffer, JSON ones into the decoder (valid until its next
- * decode or free).
+ * Lifetimes: a plan owns all its memory (wk_colloq_plan_destroy); frames borrow: binary
+ * string/bytes values point into the caller's input buffer, JSON ones into the decoder (valid
+ * until its next decode or destroy).
+ *
+ * Memory: objects are made by wk_colloq_plan_compile / _load, wk_colloq_decoder_create and
+ * wk_colloq_trace_init, each from a params struct whose `allocator` (NULL: malloc/free) every
+ * allocation of the object, and of the call that makes it, goes through. The one exception is
+ * json-c: the documents and tokeners it builds while reading JSON (conversations, plans, JSON
+ * frames, prefaces, trace lines) come from json-c's own malloc, which has no per-object hook.
+ * The binary path, the checker and the encoders allocate nothing.
  */
 #ifndef WIREKIT_COLLOQ_H
 #define WIREKIT_COLLOQ_H
@@ -296,16 +303,26 @@ typedef struct wk_colloq_plan {
     char identity[WK_COLLOQ_IDENTITY_LEN + 1]; /* lowercase hex BLAKE3 of canonical */
 } wk_colloq_plan;
 
-/* Compiles conversation JSON text (len bytes, need not be NUL-terminated) into a new plan.
- * On success *out owns everything (free with wk_colloq_plan_free). On failure *out is NULL and err
- * carries a WK_ERR_COLLOQ_* compile code whose message starts with the JSON path. */
-wk_code wk_colloq_plan_compile(const char *json, size_t len, wk_colloq_plan **out, wk_error *err);
+/* How a plan is made. A NULL params pointer is all defaults. */
+typedef struct wk_colloq_plan_params {
+    const wk_allocator *allocator; /* the plan's memory and the compiler's scratch (json-c's own
+                                      documents excepted); NULL: malloc/free. Must outlive the
+                                      plan. */
+} wk_colloq_plan_params;
+
+/* Compiles conversation JSON text (json[0..len), borrowed for the call, need not be
+ * NUL-terminated) into a new plan. On WK_OK *out is the caller's (wk_colloq_plan_destroy); the
+ * plan owns every pointer in it. On failure *out is NULL and err carries a WK_ERR_COLLOQ_* compile
+ * code whose message starts with the JSON path, or WK_ERR_NOMEM. */
+wk_code wk_colloq_plan_compile(const char *json, size_t len, const wk_colloq_plan_params *params,
+                               wk_colloq_plan **out, wk_error *err);
 /* Like wk_colloq_plan_compile but also accepts a compiled plan ("colloq":"plan/v0"), which must be
  * canonical-equivalent to what its content compiles to (else WK_ERR_COLLOQ_PLAN). What `--plan`
  * files go through. */
-wk_code wk_colloq_plan_load(const char *json, size_t len, wk_colloq_plan **out, wk_error *err);
-/* Frees a plan and everything it owns (NULL is fine). */
-void wk_colloq_plan_free(wk_colloq_plan *plan);
+wk_code wk_colloq_plan_load(const char *json, size_t len, const wk_colloq_plan_params *params,
+                            wk_colloq_plan **out, wk_error *err);
+/* Frees a plan and everything it owns through its allocator (NULL is fine). */
+void wk_colloq_plan_destroy(wk_colloq_plan *plan);
 
 /* Index of a role / state / message named by len bytes; -1 when there is none. */
 int32_t wk_colloq_plan_role(const wk_colloq_plan *plan, const char *name, size_t len);
@@ -436,11 +453,18 @@ wk_result wk_colloq_binary_decode(const wk_colloq_plan *plan, wk_in *in, wk_coll
 /* A decoder for one wire, holding what the JSON decoders need between frames (json-c tokener and
  * document, a scratch buffer for bytes fields). Created once per session. */
 typedef struct wk_colloq_decoder wk_colloq_decoder;
-/* New decoder for plan (borrowed; must outlive it) and wire; NULL on WK_ERR_NOMEM or binary on a
- * v0 plan (WK_ERR_ARG). */
-wk_colloq_decoder *wk_colloq_decoder_new(const wk_colloq_plan *plan, wk_colloq_wire wire,
-                                         wk_error *err);
-void wk_colloq_decoder_free(wk_colloq_decoder *d);
+typedef struct wk_colloq_decoder_params {
+    const wk_colloq_plan *plan;    /* borrowed; must outlive the decoder */
+    wk_colloq_wire wire;
+    const wk_allocator *allocator; /* the decoder and its scratch buffer (max_payload_max bytes
+                                      for JSON wires; json-c's tokener and documents excepted);
+                                      NULL: malloc/free. Must outlive the decoder. */
+} wk_colloq_decoder_params;
+/* New decoder (the caller's: wk_colloq_decoder_destroy); NULL with err set on WK_ERR_NOMEM, or
+ * WK_ERR_ARG (no params or plan, unknown wire, binary on a v0 plan). */
+wk_colloq_decoder *wk_colloq_decoder_create(const wk_colloq_decoder_params *params, wk_error *err);
+/* Frees d and what it holds (NULL is fine); frames it decoded stop being valid. */
+void wk_colloq_decoder_destroy(wk_colloq_decoder *d);
 /* Reads one frame from in (any wire): binary as wk_colloq_binary_decode; JSON wires read one
  * line up to '\n' (consumed). Same results as wk_colloq_binary_decode; for JSON, WK_ERROR is a
  * malformed envelope (WK_ERR_COLLOQ_MALFORMED_PAYLOAD) or a line over WK_COLLOQ_JSON_LINE_MAX
@@ -506,23 +530,33 @@ typedef struct wk_colloq_trace_entry {
     size_t line_len;
 } wk_colloq_trace_entry;
 
+/* A trace: a plain caller-owned struct whose entries (and their lines) it owns. */
 typedef struct wk_colloq_trace {
     wk_colloq_trace_entry *entries;
     size_t count, cap;
+    wk_allocator allocator;       /* from the params (read-only) */
 } wk_colloq_trace;
 
-/* Empty trace (no allocation until the first append). */
-void wk_colloq_trace_init(wk_colloq_trace *t);
-/* Frees every entry (t stays valid and empty). */
-void wk_colloq_trace_free(wk_colloq_trace *t);
+typedef struct wk_colloq_trace_params {
+    const wk_allocator *allocator; /* entries, their lines, and wk_colloq_trace_verify's scratch;
+                                      NULL: malloc/free. Must outlive the trace. */
+} wk_colloq_trace_params;
+
+/* Empty trace (no allocation until the first append); params may be NULL (defaults). */
+void wk_colloq_trace_init(wk_colloq_trace *t, const wk_colloq_trace_params *params);
+/* Frees every entry through the trace's allocator (t stays valid and empty; it may be used
+ * again). */
+void wk_colloq_trace_destroy(wk_colloq_trace *t);
 /* Appends an accepted frame / a failure. WK_ERR_NOMEM on allocation failure. */
 wk_code wk_colloq_trace_append_frame(wk_colloq_trace *t, const wk_colloq_plan *plan,
                                      const wk_colloq_frame *f, wk_error *err);
 wk_code wk_colloq_trace_append_failure(wk_colloq_trace *t, wk_code code, uint64_t seq,
                                        wk_error *err);
-/* The whole trace as text (each line + '\n') in a new NUL-terminated malloc'd buffer the caller
- * frees; *len (may be NULL) gets the length. NULL on allocation failure. */
-char *wk_colloq_trace_text(const wk_colloq_trace *t, size_t *len);
+/* Bytes of the whole trace as text (each line + '\n', no NUL). */
+size_t wk_colloq_trace_size(const wk_colloq_trace *t);
+/* Writes the whole trace as text at out->dst + out->pos: WK_DONE (pos advanced by
+ * wk_colloq_trace_size), WK_NEED_OUTPUT (out untouched), WK_ERROR (WK_ERR_ARG: no view). */
+wk_result wk_colloq_trace_encode(const wk_colloq_trace *t, wk_out *out, wk_error *err);
 /* Parses trace text (JSON lines; empty lines ignored, last '\n' optional) appending to t (which
  * owns copies). WK_ERR_COLLOQ_TRACE with the byte offset and line number in msg for a line that
  * is not a trace entry (syntax only: verify_trace checks meaning). */

@@ -6,6 +6,32 @@
 #include <json-c/json.h>
 #include <string.h>
 
+/* ---- memory: every allocation of the module goes through the caller's wk_allocator (json-c's
+ * own documents and tokeners excepted: json-c has no per-object allocator) ---- */
+static inline void *colloq_alloc(const wk_allocator *a, size_t n) { return a->alloc(a->opaque, n ? n : 1); }
+static inline void *colloq_zalloc(const wk_allocator *a, size_t n)
+{
+    void *p = colloq_alloc(a, n);
+    if (p) memset(p, 0, n ? n : 1);
+    return p;
+}
+static inline void colloq_free(const wk_allocator *a, void *p)
+{
+    if (p) a->free(a->opaque, p);
+}
+/* Grows *p (old_n elements of size el) to new_n elements: copy, free the old block. false when
+ * out of memory (*p unchanged). */
+static inline bool colloq_grow(const wk_allocator *a, void **p, size_t el, size_t old_n, size_t new_n)
+{
+    if (new_n > SIZE_MAX / el) return false;
+    void *q = colloq_alloc(a, new_n * el);
+    if (!q) return false;
+    if (old_n) memcpy(q, *p, old_n * el);
+    colloq_free(a, *p);
+    *p = q;
+    return true;
+}
+
 /* ---- a bounded text writer (snprintf convention: counts what it could not write) ---- */
 typedef struct jw {
     char *buf;
@@ -78,8 +104,9 @@ json_object *colloq_json_parse_unique(const char *s, size_t n, size_t *bad, bool
  * offset of the repeated key and path its JSON path. Slow; for the failure path. */
 bool colloq_json_find_duplicate(const char *s, size_t n, json_object *root, size_t *off,
                                 char *path, size_t cap);
-/* Canonical serialization of any json-c value (sorted keys, no whitespace). */
-void colloq_json_canonical(jw *w, json_object *o);
+/* Canonical serialization of any json-c value (sorted keys, no whitespace); key arrays come from
+ * a. false when out of memory (the output is then short). */
+bool colloq_json_canonical(jw *w, json_object *o, const wk_allocator *a);
 /* Reads a JSON integer as u64 / i64 (false when not a JSON integer in range). */
 bool colloq_json_u64(json_object *o, uint64_t *v);
 bool colloq_json_i64(json_object *o, int64_t *v);

@@ -1,9 +1,9 @@
 /* colloq: the reference and compact JSON envelopes (spec "The three encodings"), and the
  * per-session decoder that carries json-c state for them (or dispatches to the binary decoder). */
 #include "colloq_internal.h"
-#include <stdlib.h>
 
 struct wk_colloq_decoder {
+    wk_allocator a;
     const wk_colloq_plan *plan;
     wk_colloq_wire wire;
     json_tokener *tok;
@@ -99,9 +99,15 @@ wk_result wk_colloq_frame_encode(const wk_colloq_plan *plan, wk_colloq_wire wire
 
 /* ---- decoder ---- */
 
-wk_colloq_decoder *wk_colloq_decoder_new(const wk_colloq_plan *plan, wk_colloq_wire wire,
-                                         wk_error *err)
+wk_colloq_decoder *wk_colloq_decoder_create(const wk_colloq_decoder_params *params, wk_error *err)
 {
+    if (!params || !params->plan) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "decoder params without a plan");
+        return NULL;
+    }
+    const wk_colloq_plan *plan = params->plan;
+    wk_colloq_wire wire = params->wire;
+    wk_allocator a = wk_allocator_or_default(params->allocator);
     if ((unsigned)wire > WK_COLLOQ_WIRE_BINARY) {
         wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "unknown wire %d", (int)wire);
         return NULL;
@@ -110,30 +116,32 @@ wk_colloq_decoder *wk_colloq_decoder_new(const wk_colloq_plan *plan, wk_colloq_w
         wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "binary wire on a v0 plan without schedules");
         return NULL;
     }
-    wk_colloq_decoder *d = calloc(1, sizeof *d);
+    wk_colloq_decoder *d = colloq_zalloc(&a, sizeof *d);
     if (!d) goto nomem;
+    d->a = a;
     d->plan = plan;
     d->wire = wire;
     if (wire != WK_COLLOQ_WIRE_BINARY) {
         d->tok = json_tokener_new();
         d->scratch_cap = plan->max_payload_max;
-        d->scratch = malloc(d->scratch_cap ? d->scratch_cap : 1);
+        d->scratch = colloq_alloc(&a, d->scratch_cap);
         if (!d->tok || !d->scratch) goto nomem;
     }
     return d;
 nomem:
-    wk_colloq_decoder_free(d);
+    wk_colloq_decoder_destroy(d);
     wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "out of memory for a decoder");
     return NULL;
 }
 
-void wk_colloq_decoder_free(wk_colloq_decoder *d)
+void wk_colloq_decoder_destroy(wk_colloq_decoder *d)
 {
     if (!d) return;
+    wk_allocator a = d->a;
     if (d->doc) json_object_put(d->doc);
     if (d->tok) json_tokener_free(d->tok);
-    free(d->scratch);
-    free(d);
+    colloq_free(&a, d->scratch);
+    colloq_free(&a, d);
 }
 
 static wk_code envelope_bad(wk_error *err, uint64_t off, const char *why)

@@ -2,7 +2,6 @@
 #include "colloq_internal.h"
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 static void write_frame_line(jw *w, const wk_colloq_plan *plan, const wk_colloq_frame *f)
 {
@@ -45,17 +44,19 @@ size_t wk_colloq_trace_failure_line(wk_code code, uint64_t seq, char *buf, size_
     return jw_finish(&w);
 }
 
-void wk_colloq_trace_init(wk_colloq_trace *t)
+void wk_colloq_trace_init(wk_colloq_trace *t, const wk_colloq_trace_params *params)
 {
     t->entries = NULL;
     t->count = t->cap = 0;
+    t->allocator = wk_allocator_or_default(params ? params->allocator : NULL);
 }
 
-void wk_colloq_trace_free(wk_colloq_trace *t)
+void wk_colloq_trace_destroy(wk_colloq_trace *t)
 {
-    for (size_t i = 0; i < t->count; i++) free(t->entries[i].line);
-    free(t->entries);
-    wk_colloq_trace_init(t);
+    for (size_t i = 0; i < t->count; i++) colloq_free(&t->allocator, t->entries[i].line);
+    colloq_free(&t->allocator, t->entries);
+    t->entries = NULL;
+    t->count = t->cap = 0;
 }
 
 /* Appends an entry owning a copy of line[0..len) (no '\n'). */
@@ -63,15 +64,13 @@ static wk_colloq_trace_entry *push(wk_colloq_trace *t, const char *line, size_t 
 {
     if (t->count == t->cap) {
         size_t ncap = t->cap ? t->cap * 2 : 16;
-        wk_colloq_trace_entry *ne = realloc(t->entries, ncap * sizeof *ne);
-        if (!ne) {
+        if (!colloq_grow(&t->allocator, (void **)&t->entries, sizeof *t->entries, t->count, ncap)) {
             wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "out of memory for the trace");
             return NULL;
         }
-        t->entries = ne;
         t->cap = ncap;
     }
-    char *copy = malloc(len + 1);
+    char *copy = colloq_alloc(&t->allocator, len + 1);
     if (!copy) {
         wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "out of memory for the trace");
         return NULL;
@@ -93,13 +92,13 @@ wk_code wk_colloq_trace_append_frame(wk_colloq_trace *t, const wk_colloq_plan *p
     jw w;
     jw_init(&w, NULL, 0);
     write_frame_line(&w, plan, f);
-    char *buf = malloc(w.len + 1);
+    char *buf = colloq_alloc(&t->allocator, w.len + 1);
     if (!buf) return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "out of memory for the trace");
     size_t n = w.len;
     jw_init(&w, buf, n + 1);
     write_frame_line(&w, plan, f);
     wk_colloq_trace_entry *e = push(t, buf, n - 1, err);
-    free(buf);
+    colloq_free(&t->allocator, buf);
     if (!e) return WK_ERR_NOMEM;
     e->seq = f->seq;
     e->transition = f->transition;
@@ -119,21 +118,29 @@ wk_code wk_colloq_trace_append_failure(wk_colloq_trace *t, wk_code code, uint64_
     return WK_OK;
 }
 
-char *wk_colloq_trace_text(const wk_colloq_trace *t, size_t *len)
+size_t wk_colloq_trace_size(const wk_colloq_trace *t)
 {
     size_t n = 0;
     for (size_t i = 0; i < t->count; i++) n += t->entries[i].line_len + 1;
-    char *s = malloc(n + 1);
-    if (!s) return NULL;
+    return n;
+}
+
+wk_result wk_colloq_trace_encode(const wk_colloq_trace *t, wk_out *out, wk_error *err)
+{
+    if (!out || out->pos > out->size) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "trace encode: no output view");
+        return WK_ERROR;
+    }
+    if (out->size - out->pos < wk_colloq_trace_size(t)) return WK_NEED_OUTPUT;
+    uint8_t *s = out->dst + out->pos;
     size_t k = 0;
     for (size_t i = 0; i < t->count; i++) {
-        memcpy(s + k, t->entries[i].line, t->entries[i].line_len);
+        if (t->entries[i].line_len) memcpy(s + k, t->entries[i].line, t->entries[i].line_len);
         k += t->entries[i].line_len;
         s[k++] = '\n';
     }
-    s[k] = '\0';
-    if (len) *len = n;
-    return s;
+    out->pos += k;
+    return WK_DONE;
 }
 
 wk_code wk_colloq_trace_parse(const char *text, size_t len, wk_colloq_trace *t, wk_error *err)
@@ -227,11 +234,12 @@ wk_code wk_colloq_verify_trace(const wk_colloq_plan *plan, const wk_colloq_trace
     }
     wk_colloq_session s;
     wk_colloq_session_init(&s, plan);
-    uint8_t *scratch = malloc(plan->max_payload_max ? plan->max_payload_max : 1);
-    wk_colloq_frame *f = malloc(sizeof *f);
+    const wk_allocator *a = &t->allocator;
+    uint8_t *scratch = colloq_alloc(a, plan->max_payload_max);
+    wk_colloq_frame *f = colloq_alloc(a, sizeof *f);
     if (!scratch || !f) {
-        free(scratch);
-        free(f);
+        colloq_free(a, scratch);
+        colloq_free(a, f);
         return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "out of memory verifying the trace");
     }
     wk_code rc = WK_OK;
@@ -292,7 +300,7 @@ wk_code wk_colloq_verify_trace(const wk_colloq_plan *plan, const wk_colloq_trace
             rc = vfail(rep, i, c, err, why);
         }
     }
-    free(scratch);
-    free(f);
+    colloq_free(a, scratch);
+    colloq_free(a, f);
     return rc;
 }

@@ -33,7 +33,7 @@ static wk_colloq_plan *plan_of(const char *conv)
     if (!text) return NULL;
     wk_colloq_plan *p = NULL;
     wk_error err;
-    if (wk_colloq_plan_compile(text, n, &p, &err) != WK_OK) {
+    if (wk_colloq_plan_compile(text, n, NULL, &p, &err) != WK_OK) {
         char buf[256];
         fprintf(stderr, "%s: %s\n", conv, wk_error_format(&err, buf, sizeof buf));
         p = NULL;
@@ -41,6 +41,23 @@ static wk_colloq_plan *plan_of(const char *conv)
     free(text);
     return p;
 }
+/* The whole trace as NUL-terminated text (wk_colloq_trace_size + wk_colloq_trace_encode) in a
+ * malloc'd buffer the caller frees; NULL when it cannot be written. */
+static char *trace_text(const wk_colloq_trace *t)
+{
+    size_t n = wk_colloq_trace_size(t);
+    char *s = malloc(n + 1);
+    if (!s) return NULL;
+    wk_out out = {(uint8_t *)s, n, 0};
+    wk_error err;
+    if (wk_colloq_trace_encode(t, &out, &err) != WK_DONE || out.pos != n) {
+        free(s);
+        return NULL;
+    }
+    s[n] = '\0';
+    return s;
+}
+
 /* Calls fn for every scenario of transcripts/index.txt ("name conversation status [wires=...]":
  * status 0, 2, 3 or live:N; wires NULL for all three). Returns the number listed, -1 when the
  * index cannot be read. */

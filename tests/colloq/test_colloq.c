@@ -31,7 +31,7 @@ static wk_colloq_plan *compile_str(const char *text)
 {
     wk_colloq_plan *p = NULL;
     wk_error err;
-    if (wk_colloq_plan_compile(text, strlen(text), &p, &err) != WK_OK) {
+    if (wk_colloq_plan_compile(text, strlen(text), NULL, &p, &err) != WK_OK) {
         char buf[256];
         fprintf(stderr, "compile: %s\n", wk_error_format(&err, buf, sizeof buf));
     }
@@ -98,7 +98,7 @@ static void expect_compile_error(const char *text, wk_code code, const char *pat
 {
     wk_colloq_plan *p = (wk_colloq_plan *)1;
     wk_error err;
-    wk_code rc = wk_colloq_plan_compile(text, strlen(text), &p, &err);
+    wk_code rc = wk_colloq_plan_compile(text, strlen(text), NULL, &p, &err);
     CHECKF(rc == code, "expected %s, got %s: %s", wk_error_name(code), wk_error_name(rc), err.msg);
     CHECK(p == NULL);
     if (path) {
@@ -126,7 +126,7 @@ static void test_compile_errors(void)
     CHECK(wk_colloq_message_field(tok, "text", 4) == 1 && wk_colloq_message_field(tok, "tex", 3) == -1);
     CHECK(wk_colloq_plan_find(ok, 1, (uint32_t)wk_colloq_plan_message(ok, "Token", 5), 1) == 2);
     CHECK(wk_colloq_plan_find(ok, 1, (uint32_t)wk_colloq_plan_message(ok, "Token", 5), 0) == WK_COLLOQ_NO_TRANSITION);
-    wk_colloq_plan_free(ok);
+    wk_colloq_plan_destroy(ok);
 
     expect_compile_error("{", WK_ERR_COLLOQ_JSON, "$", false);
     expect_compile_error("{\"colloq\":NaN}", WK_ERR_COLLOQ_JSON, "$", false);
@@ -353,7 +353,7 @@ static void test_binary_decoder(void)
     CHECK(bdec(ceil, c1025, sizeof c1025, &g, &pos, &err) == WK_DONE && g.payload_error == WK_ERR_COLLOQ_PAYLOAD_TOO_LARGE);
     static const uint8_t c1024[] = {0x01, 0x00, 0x80, 0x08};
     CHECK(bdec(ceil, c1024, sizeof c1024, &g, &pos, &err) == WK_NEED_INPUT);
-    wk_colloq_plan_free(ceil);
+    wk_colloq_plan_destroy(ceil);
 
     /* payload content */
     static const uint8_t p_nonmin_len[] = {0x00, 7, 0, 0, 0, 0x81, 0x00, 'a'};
@@ -431,7 +431,7 @@ static void test_json_extremes(void)
 {
     wk_error err;
     wk_colloq_frame f;
-    wk_colloq_decoder *d = wk_colloq_decoder_new(moe, WK_COLLOQ_WIRE_COMPACT, &err);
+    wk_colloq_decoder *d = wk_colloq_decoder_create(&(wk_colloq_decoder_params){moe, WK_COLLOQ_WIRE_COMPACT, NULL}, &err);
     REQUIRE(d != NULL);
     uint32_t R = 0; /* Idle/Request sorts first? find it */
     R = wk_colloq_plan_find(moe, (uint32_t)wk_colloq_plan_state(moe, "Idle", 4),
@@ -491,10 +491,10 @@ static void test_json_extremes(void)
     CHECK(cdec(d, "{\"t\":0,\"seq\":0,\"payload\":[]}", &f, &err) == WK_OK &&
           f.payload_error == WK_ERR_COLLOQ_MALFORMED_PAYLOAD);
     CHECK(cdec(d, "{\"t\":0,\"seq\":0,\"payload\":{\"reason\":\"a\tb\"}}", &f, &err) == WK_ERR_COLLOQ_MALFORMED_PAYLOAD);
-    wk_colloq_decoder_free(d);
+    wk_colloq_decoder_destroy(d);
 
     /* reference: names resolve; unknown names are unknown-transition */
-    d = wk_colloq_decoder_new(ts, WK_COLLOQ_WIRE_REFERENCE, &err);
+    d = wk_colloq_decoder_create(&(wk_colloq_decoder_params){ts, WK_COLLOQ_WIRE_REFERENCE, NULL}, &err);
     REQUIRE(d != NULL);
     CHECK(cdec(d, "{\"seq\":0,\"state\":\"Nowhere\",\"message\":\"Token\",\"sender\":\"server\",\"payload\":{}}", &f, &err) == WK_OK &&
           f.transition == WK_COLLOQ_NO_TRANSITION);
@@ -514,11 +514,11 @@ static void test_json_extremes(void)
     in.size = big - 1;
     CHECK(wk_colloq_decoder_decode(d, &in, &f, &err) == WK_NEED_INPUT && in.pos == 0);
     free(huge);
-    wk_colloq_decoder_free(d);
+    wk_colloq_decoder_destroy(d);
     /* binary decoder on a plan is fine; decode_line on it is a usage error */
-    d = wk_colloq_decoder_new(ts, WK_COLLOQ_WIRE_BINARY, &err);
+    d = wk_colloq_decoder_create(&(wk_colloq_decoder_params){ts, WK_COLLOQ_WIRE_BINARY, NULL}, &err);
     CHECK(d && cdec(d, "{}", &f, &err) == WK_ERR_ARG);
-    wk_colloq_decoder_free(d);
+    wk_colloq_decoder_destroy(d);
 #undef REQ
 }
 
@@ -663,8 +663,8 @@ static void test_checker(void)
     CHECK(p->transitions[0].message == (uint32_t)wk_colloq_plan_message(p, "Bye", 3));
     CHECK(p->transitions[1].sender == 0 && p->transitions[2].sender == 1);
     wk_error err;
-    wk_colloq_decoder *ref = wk_colloq_decoder_new(p, WK_COLLOQ_WIRE_REFERENCE, &err);
-    wk_colloq_decoder *cmp = wk_colloq_decoder_new(p, WK_COLLOQ_WIRE_COMPACT, &err);
+    wk_colloq_decoder *ref = wk_colloq_decoder_create(&(wk_colloq_decoder_params){p, WK_COLLOQ_WIRE_REFERENCE, NULL}, &err);
+    wk_colloq_decoder *cmp = wk_colloq_decoder_create(&(wk_colloq_decoder_params){p, WK_COLLOQ_WIRE_COMPACT, NULL}, &err);
     REQUIRE(ref && cmp);
     wk_colloq_frame f;
     wk_colloq_session s;
@@ -764,15 +764,15 @@ static void test_checker(void)
     in.pos = 0;
     CHECK(wk_colloq_session_step(&s, cmp, &in, WK_COLLOQ_SENDER_TRANSCRIPT, &f, &err) == WK_ERROR &&
           s.failure == WK_ERR_COLLOQ_MALFORMED_PAYLOAD && err.code == WK_ERR_COLLOQ_MALFORMED_PAYLOAD);
-    wk_colloq_decoder_free(ref);
-    wk_colloq_decoder_free(cmp);
+    wk_colloq_decoder_destroy(ref);
+    wk_colloq_decoder_destroy(cmp);
     /* a plan whose initial state is final starts finished */
     const char *done =
         "{\"colloq\":\"conversation/v0\",\"name\":\"d\",\"roles\":[\"a\"],\"states\":[\"S\",\"T\"],\"initial\":\"S\","
         "\"final\":[\"T\",\"S\"],\"messages\":{\"M\":[]},\"transitions\":[{\"from\":\"T\",\"message\":\"M\",\"sender\":\"a\",\"to\":\"S\"}]}";
     wk_colloq_plan *q = NULL;
-    CHECK(wk_colloq_plan_compile(done, strlen(done), &q, &err) == WK_ERR_COLLOQ_STRUCTURE);
-    wk_colloq_plan_free(p);
+    CHECK(wk_colloq_plan_compile(done, strlen(done), NULL, &q, &err) == WK_ERR_COLLOQ_STRUCTURE);
+    wk_colloq_plan_destroy(p);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -805,7 +805,7 @@ static void test_reencode(void)
         }
         for (int from = 0; from < 3; from++) {
             wk_error err;
-            wk_colloq_decoder *d = wk_colloq_decoder_new(p, (wk_colloq_wire)from, &err);
+            wk_colloq_decoder *d = wk_colloq_decoder_create(&(wk_colloq_decoder_params){p, (wk_colloq_wire)from, NULL}, &err);
             wk_in in = {(const uint8_t *)body[from], blen[from], 0};
             uint8_t *out[3];
             wk_out o[3];
@@ -826,11 +826,11 @@ static void test_reencode(void)
                        sc[i].name, wires[from], wires[to]);
                 free(out[to]);
             }
-            wk_colloq_decoder_free(d);
+            wk_colloq_decoder_destroy(d);
         }
         for (int w = 0; w < 3; w++) free(body[w]);
     }
-    wk_colloq_plan_free(chat);
+    wk_colloq_plan_destroy(chat);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -844,14 +844,14 @@ static void test_v0_plan(void)
     strcpy(cut, "]}}");
     wk_colloq_plan *p = NULL;
     wk_error err;
-    CHECKF(wk_colloq_plan_load(v0, strlen(v0), &p, &err) == WK_OK, "%s", err.msg);
+    CHECKF(wk_colloq_plan_load(v0, strlen(v0), NULL, &p, &err) == WK_OK, "%s", err.msg);
     if (p) {
         CHECK(!p->has_schedules && strcmp(p->identity, ts->identity) != 0);
         CHECK(p->canonical_len == strlen(v0) && memcmp(p->canonical, v0, p->canonical_len) == 0);
-        CHECK(wk_colloq_decoder_new(p, WK_COLLOQ_WIRE_BINARY, &err) == NULL && err.code == WK_ERR_ARG);
-        wk_colloq_decoder *d = wk_colloq_decoder_new(p, WK_COLLOQ_WIRE_COMPACT, &err);
+        CHECK(wk_colloq_decoder_create(&(wk_colloq_decoder_params){p, WK_COLLOQ_WIRE_BINARY, NULL}, &err) == NULL && err.code == WK_ERR_ARG);
+        wk_colloq_decoder *d = wk_colloq_decoder_create(&(wk_colloq_decoder_params){p, WK_COLLOQ_WIRE_COMPACT, NULL}, &err);
         CHECK(d != NULL);
-        wk_colloq_decoder_free(d);
+        wk_colloq_decoder_destroy(d);
         char line[256];
         wk_colloq_preface pf;
         size_t n = wk_colloq_preface_write(p, WK_COLLOQ_WIRE_BINARY, 0, line, sizeof line);
@@ -859,25 +859,25 @@ static void test_v0_plan(void)
         CHECK(wk_colloq_preface_check(p, &pf, WK_COLLOQ_WIRE_BINARY, 1, NULL, &err) == WK_ERR_COLLOQ_WIRE_MISMATCH);
         /* the same plan with its schedules restored is the ordinary plan again */
         wk_colloq_plan *q = NULL;
-        CHECK(wk_colloq_plan_load(ts->canonical, ts->canonical_len, &q, &err) == WK_OK && q && q->has_schedules &&
+        CHECK(wk_colloq_plan_load(ts->canonical, ts->canonical_len, NULL, &q, &err) == WK_OK && q && q->has_schedules &&
               strcmp(q->identity, ts->identity) == 0);
-        wk_colloq_plan_free(q);
+        wk_colloq_plan_destroy(q);
     }
-    wk_colloq_plan_free(p);
+    wk_colloq_plan_destroy(p);
     /* a plan with a wrong id, an unknown key or a schedule not matching its messages is refused */
     char *t = strdup(ts->canonical);
     char *id = strstr(t, "\"id\":1");
     REQUIRE(id != NULL);
     id[5] = '2';
     p = NULL;
-    CHECK(wk_colloq_plan_load(t, strlen(t), &p, &err) == WK_ERR_COLLOQ_PLAN && p == NULL);
+    CHECK(wk_colloq_plan_load(t, strlen(t), NULL, &p, &err) == WK_ERR_COLLOQ_PLAN && p == NULL);
     CHECK(strncmp(err.msg, "$.transitions[", 14) == 0);
     free(t);
     t = strdup(ts->canonical);
     char *mp = strstr(t, "\"optional_count\":1");
     REQUIRE(mp != NULL);
     mp[17] = '2';
-    CHECK(wk_colloq_plan_load(t, strlen(t), &p, &err) == WK_ERR_COLLOQ_PLAN && p == NULL);
+    CHECK(wk_colloq_plan_load(t, strlen(t), NULL, &p, &err) == WK_ERR_COLLOQ_PLAN && p == NULL);
     free(t);
     free(v0);
 
@@ -892,7 +892,7 @@ static void test_v0_plan(void)
         "\"Idle\",\"id\":0,\"message\":\"Token\",\"sender\":\"server\",\"to\":\"Streaming\"}],"
         "\"wire\":{\"encodings\":[\"rom\"],\"payload_schedules\":{}}}";
     p = NULL;
-    CHECK(wk_colloq_plan_load(empty_obj, strlen(empty_obj), &p, &err) == WK_ERR_COLLOQ_PLAN && p == NULL);
+    CHECK(wk_colloq_plan_load(empty_obj, strlen(empty_obj), NULL, &p, &err) == WK_ERR_COLLOQ_PLAN && p == NULL);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -904,7 +904,7 @@ static void test_zero_allocations(void)
     const uint8_t *body = (const uint8_t *)nl + 1;
     size_t blen = n - (size_t)(body - (const uint8_t *)t);
     wk_error err;
-    wk_colloq_decoder *d = wk_colloq_decoder_new(moe, WK_COLLOQ_WIRE_BINARY, &err);
+    wk_colloq_decoder *d = wk_colloq_decoder_create(&(wk_colloq_decoder_params){moe, WK_COLLOQ_WIRE_BINARY, NULL}, &err);
     REQUIRE(d != NULL);
     static wk_colloq_frame f;
     wk_colloq_session s;
@@ -940,14 +940,14 @@ static void test_zero_allocations(void)
     }
     /* the probe works: building a trace allocates */
     wk_colloq_trace tr;
-    wk_colloq_trace_init(&tr);
+    wk_colloq_trace_init(&tr, NULL);
     wk_alloc_probe_begin(~0ul);
     wk_code tc = wk_colloq_trace_append_frame(&tr, moe, &f, &err);
     unsigned long used = wk_alloc_probe_end();
     CHECK(tc == WK_OK);
     CHECKF(used > 0, "the probe saw no allocation of wk_colloq_trace_append_frame");
-    wk_colloq_trace_free(&tr);
-    wk_colloq_decoder_free(d);
+    wk_colloq_trace_destroy(&tr);
+    wk_colloq_decoder_destroy(d);
     free(t);
 }
 
@@ -965,14 +965,14 @@ static void test_trace_lines(void)
     CHECK(strcmp(buf, "{\"failure\":\"payload-too-large\",\"seq\":17}\n") == 0 && n == strlen(buf));
     /* parse: syntax errors name the line */
     wk_colloq_trace tr;
-    wk_colloq_trace_init(&tr);
+    wk_colloq_trace_init(&tr, NULL);
     wk_error err;
     const char *bad = "{\"failure\":\"bad-sequence\",\"seq\":0}\n{\"failure\":\"exploded\",\"seq\":1}\n";
     CHECK(wk_colloq_trace_parse(bad, strlen(bad), &tr, &err) == WK_ERR_COLLOQ_TRACE && strstr(err.msg, "line 2"));
-    wk_colloq_trace_free(&tr);
+    wk_colloq_trace_destroy(&tr);
     const char *bad2 = "{\"seq\":0,\"transition\":0}\n";
     CHECK(wk_colloq_trace_parse(bad2, strlen(bad2), &tr, &err) == WK_ERR_COLLOQ_TRACE);
-    wk_colloq_trace_free(&tr);
+    wk_colloq_trace_destroy(&tr);
     CHECK(wk_colloq_trace_parse("", 0, &tr, &err) == WK_OK && tr.count == 0);
     wk_colloq_verify_report rep;
     CHECK(wk_colloq_verify_trace(ts, &tr, &rep, &err) == WK_OK && rep.ok); /* empty trace is fine */
@@ -981,7 +981,7 @@ static void test_trace_lines(void)
     CHECK(wk_colloq_trace_parse(one, strlen(one), &tr, &err) == WK_OK && tr.count == 1 && tr.entries[0].is_failure &&
           tr.entries[0].failure == WK_ERR_COLLOQ_TRUNCATED);
     CHECK(wk_colloq_verify_trace(ts, &tr, &rep, &err) == WK_OK);
-    wk_colloq_trace_free(&tr);
+    wk_colloq_trace_destroy(&tr);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -992,8 +992,8 @@ static void test_duplicates(void)
 {
     wk_error err;
     wk_colloq_frame f;
-    wk_colloq_decoder *ref = wk_colloq_decoder_new(ts, WK_COLLOQ_WIRE_REFERENCE, &err);
-    wk_colloq_decoder *cmp = wk_colloq_decoder_new(ts, WK_COLLOQ_WIRE_COMPACT, &err);
+    wk_colloq_decoder *ref = wk_colloq_decoder_create(&(wk_colloq_decoder_params){ts, WK_COLLOQ_WIRE_REFERENCE, NULL}, &err);
+    wk_colloq_decoder *cmp = wk_colloq_decoder_create(&(wk_colloq_decoder_params){ts, WK_COLLOQ_WIRE_COMPACT, NULL}, &err);
     REQUIRE(ref && cmp);
     char line[512];
     /* envelope duplicates: malformed envelope, offset = the repeated key */
@@ -1044,23 +1044,23 @@ static void test_duplicates(void)
     CHECK(cdec(cmp, "{\"t\":2,\"seq\":1,\"payload\":{\"index\":0,\"text\":\"\\u00e9\"}}", &f, &err) == WK_OK && f.payload_error == WK_OK);
     CHECK(cdec(cmp, "{\"t\":2,\"seq\":1,\"payload\":{\"index\":0,\"Text\":\"x\",\"text\":\"y\"}}", &f, &err) == WK_OK &&
           f.payload_error == WK_ERR_COLLOQ_MALFORMED_PAYLOAD && f.payload_error_reason && !strstr(f.payload_error_reason, "duplicate"));
-    wk_colloq_decoder_free(ref);
-    wk_colloq_decoder_free(cmp);
+    wk_colloq_decoder_destroy(ref);
+    wk_colloq_decoder_destroy(cmp);
     /* prefaces, traces, conversations */
     wk_colloq_preface pf;
     snprintf(line, sizeof line, "{\"colloq\":\"wire/v0\",\"plan\":\"%s\",\"wire\":\"binary\",\"role\":\"client\",\"role\":\"server\"}", ts->identity);
     CHECK(wk_colloq_preface_parse(line, strlen(line), &pf, &err) == WK_ERR_COLLOQ_PREFACE && err.offset == 126);
     wk_colloq_trace tr;
-    wk_colloq_trace_init(&tr);
+    wk_colloq_trace_init(&tr, NULL);
     const char *tl = "{\"seq\":0,\"transition\":0,\"from\":\"Idle\",\"to\":\"Streaming\",\"message\":\"Prompt\",\"payload\":{\"text\":\"a\",\"max_tokens\":1,\"text\":\"b\"}}\n";
     CHECK(wk_colloq_trace_parse(tl, strlen(tl), &tr, &err) == WK_ERR_COLLOQ_TRACE && strstr(err.msg, "duplicate"));
-    wk_colloq_trace_free(&tr);
+    wk_colloq_trace_destroy(&tr);
     const char *conv =
         "{\"colloq\":\"conversation/v0\",\"name\":\"d\",\"roles\":[\"a\"],\"states\":[\"S\",\"T\"],\"initial\":\"S\","
         "\"final\":[\"T\"],\"messages\":{\"M\":[],\"M\":[{\"name\":\"x\",\"type\":\"u8\"}]},"
         "\"transitions\":[{\"from\":\"S\",\"message\":\"M\",\"sender\":\"a\",\"to\":\"T\"}]}";
     wk_colloq_plan *q = NULL;
-    CHECK(wk_colloq_plan_compile(conv, strlen(conv), &q, &err) == WK_ERR_COLLOQ_DUPLICATE && !q);
+    CHECK(wk_colloq_plan_compile(conv, strlen(conv), NULL, &q, &err) == WK_ERR_COLLOQ_DUPLICATE && !q);
     CHECKF(strncmp(err.msg, "$.messages.M: duplicate key", 27) == 0 && err.has_offset &&
                err.offset == (uint64_t)(strstr(conv, "\"M\":[{") - conv), "%s", err.msg);
     const char *conv2 =
@@ -1068,7 +1068,7 @@ static void test_duplicates(void)
         "\"final\":[\"T\"],\"messages\":{\"M\":[]},"
         "\"transitions\":[{\"from\":\"S\",\"message\":\"M\",\"sender\":\"a\",\"to\":\"T\"},"
         "{\"from\":\"T\",\"message\":\"M\",\"sender\":\"a\",\"to\":\"S\",\"to\":\"T\"}]}";
-    CHECK(wk_colloq_plan_load(conv2, strlen(conv2), &q, &err) == WK_ERR_COLLOQ_DUPLICATE && !q);
+    CHECK(wk_colloq_plan_load(conv2, strlen(conv2), NULL, &q, &err) == WK_ERR_COLLOQ_DUPLICATE && !q);
     CHECKF(strncmp(err.msg, "$.transitions[1].to: duplicate key", 34) == 0, "%s", err.msg);
 }
 
@@ -1195,9 +1195,9 @@ static void test_codegen(void)
     REQUIRE(cut != NULL);
     strcpy(cut, "]}}");
     wk_colloq_plan *p = NULL;
-    CHECK(wk_colloq_plan_load(v0, strlen(v0), &p, &err) == WK_OK);
+    CHECK(wk_colloq_plan_load(v0, strlen(v0), NULL, &p, &err) == WK_OK);
     CHECK(wk_colloq_codegen_size(p, NULL, WK_COLLOQ_CODEGEN_HEADER, &hn, &err) == WK_ERR_ARG);
-    wk_colloq_plan_free(p);
+    wk_colloq_plan_destroy(p);
     free(v0);
 }
 
@@ -1229,8 +1229,8 @@ int main(int argc, char **argv)
     test_v0_plan();
     test_zero_allocations();
     test_trace_lines();
-    wk_colloq_plan_free(ts);
-    wk_colloq_plan_free(moe);
+    wk_colloq_plan_destroy(ts);
+    wk_colloq_plan_destroy(moe);
     free(base_conv);
     return wk_test_summary("colloq_unit");
 }

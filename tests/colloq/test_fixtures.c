@@ -14,7 +14,7 @@ static char *run(const wk_colloq_plan *plan, wk_colloq_wire wire, const char *da
                  const uint32_t *senders, size_t nsenders, bool bytewise, int *status)
 {
     wk_colloq_trace tr;
-    wk_colloq_trace_init(&tr);
+    wk_colloq_trace_init(&tr, NULL);
     wk_error err;
     *status = -1;
     const char *nl = memchr(data, '\n', n);
@@ -22,7 +22,7 @@ static char *run(const wk_colloq_plan *plan, wk_colloq_wire wire, const char *da
     wk_colloq_preface pf;
     if (wk_colloq_preface_parse(data, (size_t)(nl - data) + 1, &pf, &err) != WK_OK) return NULL;
     if (wk_colloq_preface_check(plan, &pf, wire, WK_COLLOQ_ROLE_ANY, NULL, &err) != WK_OK) return NULL;
-    wk_colloq_decoder *d = wk_colloq_decoder_new(plan, wire, &err);
+    wk_colloq_decoder *d = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plan, wire, NULL}, &err);
     if (!d) return NULL;
     wk_colloq_session s;
     wk_colloq_session_init(&s, plan);
@@ -55,9 +55,9 @@ static char *run(const wk_colloq_plan *plan, wk_colloq_wire wire, const char *da
         break;
     }
     free(f);
-    wk_colloq_decoder_free(d);
-    char *text = wk_colloq_trace_text(&tr, NULL);
-    wk_colloq_trace_free(&tr);
+    wk_colloq_decoder_destroy(d);
+    char *text = trace_text(&tr);
+    wk_colloq_trace_destroy(&tr);
     return text;
 }
 
@@ -79,32 +79,32 @@ static void check_plan(const char *conv, const char *base)
     /* the compiled plan loads back to the same identity; so does the conversation */
     wk_colloq_plan *q = NULL;
     wk_error err;
-    CHECK(wk_colloq_plan_load(want, n, &q, &err) == WK_OK);
+    CHECK(wk_colloq_plan_load(want, n, NULL, &q, &err) == WK_OK);
     if (q) CHECK(strcmp(q->identity, p->identity) == 0);
-    wk_colloq_plan_free(q);
+    wk_colloq_plan_destroy(q);
     /* a plan file with insignificant whitespace and keys in another order is fine */
     size_t cn;
     char *ctext = slurp(conv, &cn);
     q = NULL;
-    CHECK(wk_colloq_plan_load(ctext, cn, &q, &err) == WK_OK);
+    CHECK(wk_colloq_plan_load(ctext, cn, NULL, &q, &err) == WK_OK);
     if (q) CHECK(strcmp(q->identity, p->identity) == 0);
-    wk_colloq_plan_free(q);
+    wk_colloq_plan_destroy(q);
     /* plan compile refuses a plan (conversation only) */
     q = NULL;
-    CHECK(wk_colloq_plan_compile(want, n, &q, &err) == WK_ERR_COLLOQ_SCHEMA && q == NULL);
+    CHECK(wk_colloq_plan_compile(want, n, NULL, &q, &err) == WK_ERR_COLLOQ_SCHEMA && q == NULL);
     /* a tampered plan file is refused: a schedule width changed */
     char *t = strdup(want);
     char *w = strstr(t, "\"width\":4");
     if (w) {
         w[8] = '8';
         q = NULL;
-        CHECK(wk_colloq_plan_load(t, n, &q, &err) == WK_ERR_COLLOQ_PLAN && q == NULL);
+        CHECK(wk_colloq_plan_load(t, n, NULL, &q, &err) == WK_ERR_COLLOQ_PLAN && q == NULL);
     }
     free(t);
     free(want);
     free(id);
     free(ctext);
-    wk_colloq_plan_free(p);
+    wk_colloq_plan_destroy(p);
 }
 
 static const char *wires[3] = {"reference", "compact", "binary"};
@@ -167,19 +167,19 @@ static void check_scenario(const char *name, const char *conv, const char *statu
     for (int w = 0; w < 3; w++) free(traces[w]);
     /* the expected trace verifies against the plan */
     wk_colloq_trace tr;
-    wk_colloq_trace_init(&tr);
+    wk_colloq_trace_init(&tr, NULL);
     wk_error err;
     CHECKF(wk_colloq_trace_parse(want, tn, &tr, &err) == WK_OK, "%s trace parses", name);
     wk_colloq_verify_report rep;
     CHECKF(wk_colloq_verify_trace(plan, &tr, &rep, &err) == WK_OK && rep.ok, "%s trace verifies: %s",
            name, err.msg);
     /* and prints back byte for byte */
-    char *again = wk_colloq_trace_text(&tr, NULL);
+    char *again = trace_text(&tr);
     CHECK(again && strcmp(again, want) == 0);
     free(again);
-    wk_colloq_trace_free(&tr);
+    wk_colloq_trace_destroy(&tr);
     free(want);
-    wk_colloq_plan_free(plan);
+    wk_colloq_plan_destroy(plan);
     scenarios_run++;
 }
 
@@ -217,9 +217,9 @@ static void check_schedule_variants(void)
             CHECK(strcmp(wk_error_name(err.code), "COLLOQ_ERR_PLAN_MISMATCH") == 0);
             free(data);
         }
-        wk_colloq_plan_free(var);
+        wk_colloq_plan_destroy(var);
     }
-    wk_colloq_plan_free(base);
+    wk_colloq_plan_destroy(base);
 }
 
 /* Deliberately invalid traces: traces/index.txt lists "file conversation entry reason-name". */
@@ -242,7 +242,7 @@ static void check_invalid_traces(void)
         char *text = slurp(rel, &n);
         REQUIRE(text != NULL);
         wk_colloq_trace tr;
-        wk_colloq_trace_init(&tr);
+        wk_colloq_trace_init(&tr, NULL);
         wk_error err;
         CHECKF(wk_colloq_trace_parse(text, n, &tr, &err) == WK_OK, "%s parses", file);
         wk_colloq_verify_report rep;
@@ -252,9 +252,9 @@ static void check_invalid_traces(void)
         CHECKF(strcmp(wk_error_name(rep.reason), reason) == 0, "%s: reason %s, expected %s (%s)", file,
                wk_error_name(rep.reason), reason, err.msg);
         CHECK(rc == rep.reason);
-        wk_colloq_trace_free(&tr);
+        wk_colloq_trace_destroy(&tr);
         free(text);
-        wk_colloq_plan_free(plan);
+        wk_colloq_plan_destroy(plan);
         count++;
     }
     CHECKF(count >= 10, "%d invalid trace fixtures", count);

@@ -258,7 +258,7 @@ static long lockstep(const gplan *gp, const wk_colloq_plan *plan, const uint8_t 
 {
     wk_error err;
     generic_rx *gr = malloc(sizeof *gr);
-    gr->d = wk_colloq_decoder_new(plan, WK_COLLOQ_WIRE_BINARY, &err);
+    gr->d = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plan, WK_COLLOQ_WIRE_BINARY, NULL}, &err);
     wk_colloq_session_init(&gr->s, plan);
     static gsession gs;
     static gframe gf;
@@ -305,7 +305,7 @@ static long lockstep(const gplan *gp, const wk_colloq_plan *plan, const uint8_t 
              "%s: failure repeated", label);
         break;
     }
-    wk_colloq_decoder_free(gr->d);
+    wk_colloq_decoder_destroy(gr->d);
     free(gr);
     return frames;
 }
@@ -380,7 +380,7 @@ static void fixture_scenario(const char *name, const char *conv, const char *sta
             static gframe gf;
             gp->init(&gs);
             wk_colloq_trace tr;
-            wk_colloq_trace_init(&tr);
+            wk_colloq_trace_init(&tr, NULL);
             wk_in in = {b, n, 0};
             wk_error err;
             size_t k = 0;
@@ -400,7 +400,7 @@ static void fixture_scenario(const char *name, const char *conv, const char *sta
                 gp->get(&gs, &s);
                 wk_colloq_trace_append_failure(&tr, s.failure, s.failure_seq, &err);
             }
-            char *text = wk_colloq_trace_text(&tr, NULL);
+            char *text = trace_text(&tr);
             snprintf(rel, sizeof rel, "transcripts/%s.trace", name);
             char *want = slurp(rel, NULL);
             CHECKF(text && want && strcmp(text, want) == 0, "%s: generated trace\n%s--- expected\n%s", name, text, want);
@@ -408,7 +408,7 @@ static void fixture_scenario(const char *name, const char *conv, const char *sta
             CHECKF(wk_colloq_verify_trace(plan, &tr, &rep, &err) == WK_OK, "%s: verify_trace: %s", name, err.msg);
             free(text);
             free(want);
-            wk_colloq_trace_free(&tr);
+            wk_colloq_trace_destroy(&tr);
         }
         /* valid transcripts: the JSON encodings' frames, converted, encode to the binary bytes */
         if (!strcmp(status, "0") || !strcmp(status, "live:0")) {
@@ -418,7 +418,7 @@ static void fixture_scenario(const char *name, const char *conv, const char *sta
                 size_t jn = 0;
                 uint8_t *jb = body_of(rel, &jn);
                 REQUIRE(jb != NULL);
-                wk_colloq_decoder *d = wk_colloq_decoder_new(plan, (wk_colloq_wire)w, &err);
+                wk_colloq_decoder *d = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plan, (wk_colloq_wire)w, NULL}, &err);
                 wk_in in = {jb, jn, 0};
                 static uint8_t out[1 << 16];
                 wk_out o = {out, sizeof out, 0};
@@ -430,13 +430,13 @@ static void fixture_scenario(const char *name, const char *conv, const char *sta
                 }
                 CHECKF(in.pos == in.size && o.pos == n && memcmp(out, b, n) == 0, "%s: %s -> generated binary", name,
                        w ? "compact" : "reference");
-                wk_colloq_decoder_free(d);
+                wk_colloq_decoder_destroy(d);
                 free(jb);
             }
         }
         free(b);
     }
-    wk_colloq_plan_free(plan);
+    wk_colloq_plan_destroy(plan);
 }
 
 static void test_fixtures(void)
@@ -616,8 +616,8 @@ static bool lockstep_from(const gplan *gp, const wk_colloq_plan *plan, const uin
     size_t pi = 0;
     while (gplans[pi] != gp) pi++;
     if (dec_plan[pi] != plan) {
-        wk_colloq_decoder_free(dec[pi]);
-        dec[pi] = wk_colloq_decoder_new(plan, WK_COLLOQ_WIRE_BINARY, &err);
+        wk_colloq_decoder_destroy(dec[pi]);
+        dec[pi] = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plan, WK_COLLOQ_WIRE_BINARY, NULL}, &err);
         dec_plan[pi] = plan;
     }
     gr.d = dec[pi];
@@ -770,7 +770,7 @@ static void test_send(const gplan *gp, const wk_colloq_plan *plan, int walks)
 {
     if (!plan->transition_count) return;
     wk_error err;
-    wk_colloq_decoder *d = wk_colloq_decoder_new(plan, WK_COLLOQ_WIRE_BINARY, &err);
+    wk_colloq_decoder *d = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plan, WK_COLLOQ_WIRE_BINARY, NULL}, &err);
     static wk_colloq_frame f, rf;
     static gframe g;
     static gsession gs, saved;
@@ -856,7 +856,7 @@ static void test_send(const gplan *gp, const wk_colloq_plan *plan, int walks)
     /* from_colloq refuses what the schedule cannot carry */
     f.transition = plan->transition_count;
     CHECK(gp->from(&f, &g, &err) == WK_ERR_ARG);
-    wk_colloq_decoder_free(d);
+    wk_colloq_decoder_destroy(d);
     printf("%s: %ld frames sent in %d random walks\n", gp->name, sent, walks);
 }
 
@@ -917,8 +917,8 @@ static void test_prefaces(const gplan *gp, const wk_colloq_plan *plan)
                canon[cl] == '\0',
            "%s: identity and canonical plan", gp->name);
     wk_colloq_plan *q = NULL;
-    CHECK(wk_colloq_plan_load(canon, cl, &q, &err) == WK_OK && q && strcmp(q->identity, plan->identity) == 0);
-    wk_colloq_plan_free(q);
+    CHECK(wk_colloq_plan_load(canon, cl, NULL, &q, &err) == WK_OK && q && strcmp(q->identity, plan->identity) == 0);
+    wk_colloq_plan_destroy(q);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -1088,7 +1088,7 @@ int main(int argc, char **argv)
         test_random(gp, plan, count);
         if (gp == &gat_g) test_per_message(plan);
         if (gp == &gts_g) test_zero_allocations(plan);
-        wk_colloq_plan_free(plan);
+        wk_colloq_plan_destroy(plan);
     }
     return wk_test_summary("colloq_generated");
 }
