@@ -396,7 +396,8 @@ static int run_session(const wk_colloq_plan *plan, wk_colloq_wire wire, instream
         }
         s->start += in.pos;
         if (s->eof) {
-            if (wk_colloq_session_end(&sess, s->end - s->start, &err) != WK_OK) {
+            wk_in rest = {s->buf + s->start, s->end - s->start, 0};
+            if (wk_colloq_session_finish(&sess, &rest, &err) != WK_DONE) {
                 if (!err.has_offset) err.offset = s->base + s->end, err.has_offset = true;
                 rc = print_failure(&sess, &err);
             } else {
@@ -585,7 +586,7 @@ static int cmd_verify(int argc, char **argv)
     wk_colloq_trace_init(&t, NULL);
     wk_error err;
     if (wk_colloq_trace_parse((const char *)text, len, &t, &err) != WK_OK ||
-        wk_colloq_verify_trace(plan, &t, NULL, &err) != WK_OK) {
+        wk_colloq_trace_verify(plan, &t, NULL, &err) != WK_OK) {
         rc = err.code == WK_ERR_NOMEM ? fail_local(WK_ERR_NOMEM, "%s", err.msg) : fail_input(&err);
     } else {
         printf("ok %zu entries\n", t.count);

@@ -16,7 +16,7 @@
  *             5, 6, 7 frame 0, 1 or 3 comes from the next role (wrong-sender)
  *
  * Pass A decodes the stream frame by frame with wk_colloq_binary_decode from one buffer holding
- * all of it and checks each frame with wk_colloq_check. Checked for every decode:
+ * all of it and checks each frame with wk_colloq_session_check. Checked for every decode:
  *   - a reference decoder written here from the spec (LEB128 varints of at most 10 bytes in
  *     minimal form, presence bitmap with unused bits 0, fixed-width little-endian scalars,
  *     bool 0/1, NaN/infinity refused (colloq.h decision 6), varint-prefixed string/bytes inside
@@ -32,7 +32,7 @@
  *   - decode, check and encode allocate nothing (fuzz/alloc_hook.h: only the allocations of the
  *     calling thread while the measured call runs are counted, through the sanitizer malloc hook
  *     under libFuzzer and -Wl,--wrap in replay builds; a failure prints each allocation's stack);
- *   - wk_colloq_check agrees with a reference checker (order after-final, unknown-transition,
+ *   - wk_colloq_session_check agrees with a reference checker (order after-final, unknown-transition,
  *     wrong-state, wrong-sender (live: the transition's role must be the frame's sender),
  *     bad-sequence, then the decoder's payload
  *     verdict): same failure code, or accepted with the same transition, next
@@ -530,7 +530,7 @@ static uint32_t sender_of(uint8_t mode, uint64_t k, const wk_colloq_plan *plan, 
 static void check_failure(const wk_colloq_session *s, wk_code code, const wk_error *err,
                           uint64_t accepted)
 {
-    CHECK(wk_colloq_is_failure(code));
+    CHECK(wk_colloq_code_is_failure(code));
     CHECK(wk_colloq_failure_name(code) != NULL);
     CHECK(err->code == code);
     CHECK(wk_code_category(code) == WK_CAT_PEER_PROTOCOL);
@@ -610,7 +610,7 @@ static verdict pass_a(int pi, uint8_t mode, const uint8_t *w, size_t n)
         if (r == WK_NEED_INPUT) {
             CHECK(rr == R_NEED);
             CHECK(in.pos == 0);
-            wk_code c = wk_colloq_session_end(&s, n - pos, &err);
+            wk_code c = (wk_colloq_session_finish(&s, &(wk_in){w, n, pos}, &err) == WK_DONE ? WK_OK : err.code);
             wk_code want = pos == n ? WK_OK
                            : rs.finished ? WK_ERR_COLLOQ_AFTER_FINAL
                                          : WK_ERR_COLLOQ_TRUNCATED;
@@ -673,13 +673,13 @@ static verdict pass_a(int pi, uint8_t mode, const uint8_t *w, size_t n)
             ref_check(plan, &rs, rf.transition, rf.seq, rf.payload_error, sender, &want_t);
         wk_error_clear(&err);
         fuzz_alloc_begin();
-        wk_code c = wk_colloq_check(&s, &f, sender, &err);
+        wk_code c = wk_colloq_session_check(&s, &f, sender, &err);
         FUZZ_ALLOC_NONE();
         CHECK(c == want);
         if (c != WK_OK) {
             check_failure(&s, c, &err, v.accepted);
             wk_error e2;
-            CHECK(wk_colloq_check(&s, &f, sender, &e2) == c && e2.code == c); /* sticky */
+            CHECK(wk_colloq_session_check(&s, &f, sender, &e2) == c && e2.code == c); /* sticky */
             CHECK(s.failure == c && s.failure_seq == v.accepted);
             v.failure = c;
             v.failure_seq = s.next_seq;
@@ -733,7 +733,7 @@ static verdict pass_b(const wk_colloq_plan *plan, uint8_t mode, const uint8_t *w
                 have += add;
                 continue;
             }
-            v.failure = wk_colloq_session_end(&s, n - pos, &err);
+            v.failure = (wk_colloq_session_finish(&s, &(wk_in){buf, n, pos}, &err) == WK_DONE ? WK_OK : err.code);
             break;
         }
         if (r == WK_ERROR) {
@@ -743,7 +743,7 @@ static verdict pass_b(const wk_colloq_plan *plan, uint8_t mode, const uint8_t *w
         }
         CHECK(r == WK_DONE);
         uint32_t sender = sender_of(mode, v.accepted, plan, w + pos, n - pos);
-        wk_code c = wk_colloq_check(&s, &f, sender, &err);
+        wk_code c = wk_colloq_session_check(&s, &f, sender, &err);
         if (c != WK_OK) {
             v.failure = c;
             break;
@@ -776,11 +776,11 @@ static verdict pass_c(const wk_colloq_plan *plan, wk_colloq_decoder *d, uint8_t 
         FUZZ_ALLOC_NONE();
         if (r == WK_NEED_INPUT) {
             CHECK(in.pos == start);
-            v.failure = wk_colloq_session_end(&s, n - in.pos, &err);
+            v.failure = (wk_colloq_session_finish(&s, &in, &err) == WK_DONE ? WK_OK : err.code);
             break;
         }
         if (r == WK_ERROR) {
-            CHECK(s.failure != WK_OK && wk_colloq_is_failure(s.failure));
+            CHECK(s.failure != WK_OK && wk_colloq_code_is_failure(s.failure));
             v.failure = s.failure;
             break;
         }

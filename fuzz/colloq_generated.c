@@ -18,7 +18,7 @@
  *     generated encoder writes exactly the bytes consumed (binary is canonical) in frame_size
  *     bytes, the generic encoder writes them from the converted frame, and the message's
  *     _decode on the payload gives the same values; the end (NEED_INPUT) is the same through
- *     wk_colloq_session_end and the generated session_finish; a failure repeats unchanged;
+ *     wk_colloq_session_finish and the generated session_finish; a failure repeats unchanged;
  *   - the generated receive allocates nothing (fuzz/alloc_hook.h: only the calling thread's
  *     allocations while it runs are counted, sanitizer hook or -Wl,--wrap in replay builds);
  *   - pass B: both receivers fed in pushes give pass A's verdict (frames accepted, a CRC of their
@@ -199,7 +199,7 @@ static verdict pass_a(uint8_t mode, uint8_t seq_byte, const uint8_t *data, size_
         }
         if (r1 == WK_NEED_INPUT) {
             wk_error e3, e4;
-            wk_code c1 = wk_colloq_session_end(&s, a.size - a.pos, &e3);
+            wk_code c1 = (wk_colloq_session_finish(&s, &a, &e3) == WK_DONE ? WK_OK : e3.code);
             wk_result r4 = fgat_session_finish(&gs, &b, &e4);
             CHECK((c1 == WK_OK) == (r4 == WK_DONE));
             if (c1 != WK_OK) CHECK(c1 == e4.code);
@@ -267,7 +267,7 @@ static verdict pass_b(uint8_t mode, uint8_t seq_byte, const uint8_t *data, size_
             continue;
         }
         if (generated) fgat_session_finish(&gs, &in, &err);
-        else wk_colloq_session_end(&s, in.size - in.pos, &err);
+        else wk_colloq_session_finish(&s, &in, &err);
         break;
     }
     v.failure = generated ? gs.failure : s.failure;

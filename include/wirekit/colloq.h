@@ -17,7 +17,7 @@
  *   2. Check order for a frame: after-final, unknown-transition, wrong-state, wrong-sender,
  *      bad-sequence, then the payload (payload-too-large / malformed-payload as found while
  *      decoding). Decoders do not fail on payload content: they record it in the frame
- *      (payload_error) and wk_colloq_check reports it after the header checks, so the failure kind
+ *      (payload_error) and wk_colloq_session_check reports it after the header checks, so the failure kind
  *      is the same whichever encoding carried the frame. A frame whose envelope cannot be read at
  *      all (not JSON, no/invalid "seq"/"t"/"state"/"message"/"sender"/"payload" key, unknown or
  *      duplicate envelope key, non-minimal or over-long header varint) is malformed-payload,
@@ -44,7 +44,7 @@
  *      does not have, or a (state, message) no transition leaves on, is unknown-transition. When
  *      transitions leave that state on that message but none from that sender (a role the plan
  *      does not have included), the frame is wrong-sender: the decoder names the lowest of those
- *      transitions and sets sender_mismatch, and wk_colloq_check reports wrong-sender in its
+ *      transitions and sets sender_mismatch, and wk_colloq_session_check reports wrong-sender in its
  *      usual place (after after-final, unknown-transition and wrong-state). In a live session the
  *      frame's transition must also be the live sender's, in every encoding.
  *   9. Names of roles, states, messages and fields are [A-Za-z_][A-Za-z0-9_]*; the conversation's
@@ -69,7 +69,7 @@
  *  12. Preface: role must be one of the plan's roles; in a live session it must differ from
  *      ours. Keys exactly colloq/plan/wire/role; colloq must be "wire/v0".
  *  13. Trace lines: payload keys in schedule order; failure line {"failure":"<kind>","seq":N}.
- *      verify_trace replays the accepted entries through the checker (seq from 0, transition from
+ *      wk_colloq_trace_verify replays the accepted entries through the checker (seq from 0, transition from
  *      the current state, payload against the schedule, from/to/message naming the transition)
  *      and checks a failure entry is last, has seq = next expected, and is after-final exactly
  *      when the session had finished.
@@ -169,9 +169,9 @@ bool wk_colloq_wire_parse(const char *name, wk_colloq_wire *out);
  * "after-final"); NULL for any other code. Static storage. */
 const char *wk_colloq_failure_name(wk_code code);
 /* The failure code of a failure name of len bytes; WK_OK when it names none. */
-wk_code wk_colloq_failure_code(const char *name, size_t len);
+wk_code wk_colloq_failure_parse(const char *name, size_t len);
 /* True for the eight failure codes (740-747). */
-bool wk_colloq_is_failure(wk_code code);
+bool wk_colloq_code_is_failure(wk_code code);
 
 /* ---------------------------------------------------------------------------------------------
  * Inline helpers of the binary frame, shared by the library and generated codecs
@@ -389,14 +389,14 @@ typedef struct wk_colloq_frame {
     uint64_t seq;
     uint32_t field_count;  /* the schedule's field count (0 when the transition is unknown) */
     wk_code payload_error; /* WK_OK, or MALFORMED_PAYLOAD / PAYLOAD_TOO_LARGE found by the decoder;
-                              wk_colloq_check reports it after the header checks */
+                              wk_colloq_session_check reports it after the header checks */
     uint64_t payload_error_offset; /* byte offset in the frame (binary); 0 for JSON */
     const char *payload_error_reason; /* static text, or NULL */
     size_t payload_len;    /* binary: the frame's payload_len; JSON: the computed binary size */
     wk_colloq_value fields[WK_COLLOQ_MAX_FIELDS]; /* [i] = schedule field i */
     bool sender_mismatch;  /* set by the reference decoder when the frame's "sender" names no
                               transition from its (state, message) while others do: transition
-                              is then the lowest of those, and wk_colloq_check reports
+                              is then the lowest of those, and wk_colloq_session_check reports
                               wrong-sender after the state check (decision 8); always false for
                               compact and binary frames (the id names the sender) */
 } wk_colloq_frame;
@@ -487,23 +487,31 @@ typedef struct wk_colloq_session {
     bool finished;              /* the current state is final */
     wk_code failure;            /* WK_OK while alive; else the failure code (session over) */
     uint64_t failure_seq;       /* next_seq when it failed */
+    wk_error error;             /* the failure as first reported; every later call on a failed
+                                   session reports it again, unchanged */
 } wk_colloq_session;
 
-/* Starts a session at the plan's initial state, seq 0. */
+/* Starts a session (a plain caller-owned struct; it allocates nothing) at the plan's initial
+ * state, seq 0. plan is borrowed and must outlive the session. */
 void wk_colloq_session_init(wk_colloq_session *s, const wk_colloq_plan *plan);
 /* Checks frame f sent by role `sender` (WK_COLLOQ_SENDER_TRANSCRIPT: the transition's role; a
  * live role must be the transition's, and for a reference frame the one its "sender" names).
  * WK_OK: accepted; state and next_seq advance (f->transition is the accepted id).
  * Otherwise the failure code (740-747, err set with seq and reason) and the session is over:
- * later calls return the same failure. */
-wk_code wk_colloq_check(wk_colloq_session *s, const wk_colloq_frame *f, uint32_t sender,
-                        wk_error *err);
+ * later calls return the same failure with the same wk_error (s->error). f is borrowed for the
+ * call. */
+wk_code wk_colloq_session_check(wk_colloq_session *s, const wk_colloq_frame *f, uint32_t sender,
+                                wk_error *err);
 /* Records a failure found outside check (a decoder's WK_ERROR code, or truncated): becomes
- * after-final when the session had finished. Returns the recorded code. */
+ * after-final when the session had finished; a code that is no failure kind becomes
+ * malformed-payload. When err already carries the code (the decoder's), its message and offset
+ * are kept. Returns the recorded code. */
 wk_code wk_colloq_session_fail(wk_colloq_session *s, wk_code code, wk_error *err);
-/* End of input with `leftover` unconsumed bytes: WK_OK when 0 (clean end, whatever the state),
- * else records truncated (after-final when finished) and returns it. */
-wk_code wk_colloq_session_end(wk_colloq_session *s, size_t leftover, wk_error *err);
+/* End of input. rest = the bytes the caller holds unread (NULL or empty: none; never consumed).
+ * WK_DONE when there are none (a clean end, whatever the state); else WK_ERROR, truncated
+ * recorded (after-final when the session had finished). On a failed session WK_ERROR with its
+ * failure again. Calling it again gives the same answer. */
+wk_result wk_colloq_session_finish(wk_colloq_session *s, const wk_in *rest, wk_error *err);
 /* Decode one frame with d and check it: WK_DONE (accepted, f holds it), WK_NEED_INPUT, or
  * WK_ERROR (failure recorded in s->failure; err says why). */
 wk_result wk_colloq_session_step(wk_colloq_session *s, wk_colloq_decoder *d, wk_in *in,
@@ -559,20 +567,21 @@ size_t wk_colloq_trace_size(const wk_colloq_trace *t);
 wk_result wk_colloq_trace_encode(const wk_colloq_trace *t, wk_out *out, wk_error *err);
 /* Parses trace text (JSON lines; empty lines ignored, last '\n' optional) appending to t (which
  * owns copies). WK_ERR_COLLOQ_TRACE with the byte offset and line number in msg for a line that
- * is not a trace entry (syntax only: verify_trace checks meaning). */
+ * is not a trace entry (syntax only: wk_colloq_trace_verify checks meaning). */
 wk_code wk_colloq_trace_parse(const char *text, size_t len, wk_colloq_trace *t, wk_error *err);
 
-/* Result of wk_colloq_verify_trace. */
-typedef struct wk_colloq_verify_report {
+/* Result of wk_colloq_trace_verify. */
+typedef struct wk_colloq_trace_verify_report {
     bool ok;
     size_t entry;       /* index of the first wrong entry (when !ok) */
     wk_code reason;     /* failure code the replay hit (e.g. WK_ERR_COLLOQ_BAD_SEQUENCE) or
                            WK_ERR_COLLOQ_TRACE (entry inconsistent with the plan) */
-} wk_colloq_verify_report;
-/* Verifies trace t against plan (decision 13). Returns WK_OK or the reason code; *rep (may be
- * NULL) and err (message names the entry index and why) say which entry. */
-wk_code wk_colloq_verify_trace(const wk_colloq_plan *plan, const wk_colloq_trace *t,
-                               wk_colloq_verify_report *rep, wk_error *err);
+} wk_colloq_trace_verify_report;
+/* Verifies trace t against plan (both borrowed; decision 13). Returns WK_OK or the reason code;
+ * *rep (may be NULL) and err (message names the entry index and why) say which entry. Its scratch
+ * (a frame and max_payload_max bytes) comes from t's allocator: WK_ERR_NOMEM when it fails. */
+wk_code wk_colloq_trace_verify(const wk_colloq_plan *plan, const wk_colloq_trace *t,
+                               wk_colloq_trace_verify_report *rep, wk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
  * Code generation (`wirekit colloq gen`): the binary codec of one plan as C (decision 16).

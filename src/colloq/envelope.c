@@ -176,7 +176,7 @@ static uint32_t reference_transition(const wk_colloq_plan *plan, json_object *o,
                          : WK_COLLOQ_NO_TRANSITION;
     if (t != WK_COLLOQ_NO_TRANSITION) return t;
     /* transitions leave this state on this message, none from this sender: wrong-sender, reported
-     * by wk_colloq_check after the state check (the frame names the lowest of them) */
+     * by wk_colloq_session_check after the state check (the frame names the lowest of them) */
     t = wk_colloq_plan_find(plan, (uint32_t)si, (uint32_t)mi, WK_COLLOQ_SENDER_TRANSCRIPT);
     if (t != WK_COLLOQ_NO_TRANSITION) f->sender_mismatch = true;
     return t;

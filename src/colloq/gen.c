@@ -482,12 +482,12 @@ static void gen_header(gen *g)
            " *   - per message: _size (payload bytes), _encode (the payload: NEED_OUTPUT leaves out untouched)\n"
            " *     and _decode (a whole payload; borrows, allocates nothing);\n");
     outf(g, " *   - %s decodes one frame and checks it against a session: the checks, failure kinds\n", g->receive);
-    out(g, " *     and offsets of wk_colloq_binary_decode + wk_colloq_check (sequence, state, sender, ceiling,\n"
+    out(g, " *     and offsets of wk_colloq_binary_decode + wk_colloq_session_check (sequence, state, sender, ceiling,\n"
            " *     minimal LEB128, UTF-8, bool 0/1, no NaN or infinity, no stray presence bits, no trailing bytes);\n");
     outf(g, " *   - %s is the sender's side: the transition checked against the session, the frame\n", g->send);
     out(g, " *     written with the next sequence number;\n");
     outf(g, " *   - %s / %s convert to and from the library's frame (traces,\n", g->to_colloq, g->from_colloq);
-    out(g, " *     wk_colloq_verify_trace).\n"
+    out(g, " *     wk_colloq_trace_verify).\n"
            " * Nothing here allocates. Link with libwirekit; the only include is <wirekit/colloq.h>. */\n");
     outf(g, "#ifndef %s\n#define %s\n\n#include <wirekit/colloq.h>\n\n", g->guard, g->guard);
     out(g, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
@@ -603,7 +603,7 @@ static void gen_header(gen *g)
     outf(g, "/* Writes the whole frame f (with f->seq; no session) as %s does. */\n"
             "wk_result %s(const %s *f, wk_out *out, wk_error *err);\n", g->send, g->frame_encode, g->frame);
     outf(g, "/* f as the library's frame (values copied, slices still borrowed) for traces and\n"
-            " * wk_colloq_verify_trace with the plan of this identity. WK_ERR_ARG for an unknown transition. */\n"
+            " * wk_colloq_trace_verify with the plan of this identity. WK_ERR_ARG for an unknown transition. */\n"
             "wk_code %s(const %s *g, wk_colloq_frame *f, wk_error *err);\n", g->to_colloq, g->frame);
     outf(g, "/* The library's frame f as *g: WK_ERR_ARG when it is not a frame of this plan's schedules (unknown\n"
             " * transition, a payload error, wrong field count, a value out of its type's range or not exact as\n"

@@ -174,7 +174,7 @@ wk_code wk_colloq_trace_parse(const char *text, size_t len, wk_colloq_trace *t, 
                 !json_object_object_get_ex(o, "seq", &sv) || !colloq_json_u64(sv, &seq))
                 rc = wk_error_set(err, WK_ERR_COLLOQ_TRACE, off,
                                   "line %zu: failure entry is not {\"failure\":kind,\"seq\":N}", lineno);
-            else if (!(kind = wk_colloq_failure_code(json_object_get_string(v),
+            else if (!(kind = wk_colloq_failure_parse(json_object_get_string(v),
                                                      (size_t)json_object_get_string_len(v))))
                 rc = wk_error_set(err, WK_ERR_COLLOQ_TRACE, off, "line %zu: unknown failure kind",
                                   lineno);
@@ -205,7 +205,7 @@ wk_code wk_colloq_trace_parse(const char *text, size_t len, wk_colloq_trace *t, 
     return WK_OK;
 }
 
-static wk_code vfail(wk_colloq_verify_report *rep, size_t entry, wk_code reason, wk_error *err,
+static wk_code vfail(wk_colloq_trace_verify_report *rep, size_t entry, wk_code reason, wk_error *err,
                      const char *why)
 {
     if (rep) {
@@ -224,8 +224,8 @@ static bool str_is(json_object *o, const char *key, const char *want)
            memcmp(json_object_get_string(v), want, strlen(want)) == 0;
 }
 
-wk_code wk_colloq_verify_trace(const wk_colloq_plan *plan, const wk_colloq_trace *t,
-                               wk_colloq_verify_report *rep, wk_error *err)
+wk_code wk_colloq_trace_verify(const wk_colloq_plan *plan, const wk_colloq_trace *t,
+                               wk_colloq_trace_verify_report *rep, wk_error *err)
 {
     if (rep) {
         rep->ok = true;
@@ -250,7 +250,7 @@ wk_code wk_colloq_verify_trace(const wk_colloq_plan *plan, const wk_colloq_trace
             break;
         }
         if (e->is_failure) {
-            if (!wk_colloq_is_failure(e->failure))
+            if (!wk_colloq_code_is_failure(e->failure))
                 rc = vfail(rep, i, WK_ERR_COLLOQ_TRACE, err, "unknown failure kind");
             else if (e->seq != s.next_seq)
                 rc = vfail(rep, i, WK_ERR_COLLOQ_TRACE, err, "failure seq is not the next expected sequence number");
@@ -292,7 +292,7 @@ wk_code wk_colloq_verify_trace(const wk_colloq_plan *plan, const wk_colloq_trace
         wk_colloq_frame_init(f, plan, (uint32_t)tid, seq);
         colloq_payload_from_json(plan, &plan->messages[tr->message], pv, f, scratch, plan->max_payload_max);
         wk_error cerr;
-        wk_code c = wk_colloq_check(&s, f, WK_COLLOQ_SENDER_TRANSCRIPT, &cerr);
+        wk_code c = wk_colloq_session_check(&s, f, WK_COLLOQ_SENDER_TRANSCRIPT, &cerr);
         json_object_put(o);
         if (c) {
             char why[160];

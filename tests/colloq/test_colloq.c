@@ -9,6 +9,14 @@
 
 #include "wk_alloc_wrap.h"
 
+
+/* Every field of two wk_errors (a failed session reports its failure again unchanged). */
+static bool same_error(const wk_error *a, const wk_error *b)
+{
+    return a->code == b->code && a->category == b->category && a->has_offset == b->has_offset &&
+           a->offset == b->offset && strcmp(a->msg, b->msg) == 0;
+}
+
 static const char *dir;
 
 static char *slurp(const char *rel, size_t *len)
@@ -62,15 +70,15 @@ static void test_names(void)
                                         "bad-sequence", "malformed-payload", "payload-too-large",
                                         "truncated", "after-final"};
     for (int i = 0; i < 8; i++) {
-        wk_code c = wk_colloq_failure_code(kinds[i], strlen(kinds[i]));
+        wk_code c = wk_colloq_failure_parse(kinds[i], strlen(kinds[i]));
         CHECK(c == (wk_code)(WK_ERR_COLLOQ_UNKNOWN_TRANSITION + i));
         CHECK(strcmp(wk_colloq_failure_name(c), kinds[i]) == 0);
-        CHECK(wk_colloq_is_failure(c));
+        CHECK(wk_colloq_code_is_failure(c));
         CHECK(wk_code_is_truncation(c) == (c == WK_ERR_COLLOQ_TRUNCATED));
         CHECK(strcmp(wk_error_name(c), "WK_ERR_UNKNOWN") != 0);
     }
     CHECK(wk_colloq_failure_name(WK_ERR_COLLOQ_PREFACE) == NULL);
-    CHECK(wk_colloq_failure_code("truncate", 8) == WK_OK);
+    CHECK(wk_colloq_failure_parse("truncate", 8) == WK_OK);
     CHECK(wk_code_category(WK_ERR_COLLOQ_SCHEMA) == WK_CAT_USAGE);
     CHECK(wk_code_category(WK_ERR_COLLOQ_BAD_SEQUENCE) == WK_CAT_PEER_PROTOCOL);
 }
@@ -280,7 +288,7 @@ static void expect_payload_error(const uint8_t *payload, size_t plen, wk_code co
     wk_colloq_session_init(&s, ts);
     s.state = ts->transitions[T_TOKEN].from;
     s.next_seq = 1;
-    CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == code);
+    CHECK(wk_colloq_session_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == code);
     CHECK(s.failure == code && s.failure_seq == 1);
 }
 
@@ -337,7 +345,7 @@ static void test_binary_decoder(void)
           g.transition == WK_COLLOQ_NO_TRANSITION);
     wk_colloq_session s;
     wk_colloq_session_init(&s, ts);
-    CHECK(wk_colloq_check(&s, &g, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_UNKNOWN_TRANSITION);
+    CHECK(wk_colloq_session_check(&s, &g, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_UNKNOWN_TRANSITION);
     static const uint8_t huge_id[] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01, 0x00, 0x00};
     CHECK(bdec(ts, huge_id, sizeof huge_id, &g, &pos, &err) == WK_DONE && g.transition == WK_COLLOQ_NO_TRANSITION);
 
@@ -417,7 +425,7 @@ static void test_binary_decoder(void)
         wk_colloq_session_init(&s, ts);
         s.state = 1;
         s.next_seq = 1;
-        CHECK(wk_colloq_check(&s, &g, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_BAD_SEQUENCE);
+        CHECK(wk_colloq_session_check(&s, &g, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_BAD_SEQUENCE);
     }
 }
 
@@ -672,26 +680,29 @@ static void test_checker(void)
     /* reference names (state, message, sender): Say from b is id 2, live b accepts it */
     CHECK(cdec(ref, "{\"seq\":0,\"state\":\"S\",\"message\":\"Say\",\"sender\":\"b\",\"payload\":{\"x\":1}}", &f, &err) == WK_OK);
     CHECK(f.transition == 2 && !f.sender_mismatch);
-    CHECK(wk_colloq_check(&s, &f, 1, &err) == WK_OK && f.transition == 2 && s.next_seq == 1);
+    CHECK(wk_colloq_session_check(&s, &f, 1, &err) == WK_OK && f.transition == 2 && s.next_seq == 1);
     /* the same frame in a transcript: id 2 as well (the bug of issue 19: it used to be id 1) */
     wk_colloq_session_init(&s, p);
-    CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_OK && s.state == 0);
+    CHECK(wk_colloq_session_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_OK && s.state == 0);
     /* Say from a is id 1: live b is wrong-sender (the frame's sender must be the side it came from) */
     CHECK(cdec(ref, "{\"seq\":1,\"state\":\"S\",\"message\":\"Say\",\"sender\":\"a\",\"payload\":{\"x\":1}}", &f, &err) == WK_OK);
     CHECK(f.transition == 1 && !f.sender_mismatch);
     wk_colloq_session t1 = s;
-    CHECK(wk_colloq_check(&t1, &f, 1, &err) == WK_ERR_COLLOQ_WRONG_SENDER && t1.failure_seq == 1);
+    CHECK(wk_colloq_session_check(&t1, &f, 1, &err) == WK_ERR_COLLOQ_WRONG_SENDER && t1.failure_seq == 1);
     t1 = s;
-    CHECK(wk_colloq_check(&t1, &f, 0, &err) == WK_OK);
+    CHECK(wk_colloq_session_check(&t1, &f, 0, &err) == WK_OK);
     /* compact names the id: sender b on a's transition is wrong-sender */
     CHECK(cdec(cmp, "{\"t\":1,\"seq\":1,\"payload\":{\"x\":1}}", &f, &err) == WK_OK && !f.sender_mismatch);
-    CHECK(wk_colloq_check(&s, &f, 1, &err) == WK_ERR_COLLOQ_WRONG_SENDER && s.failure_seq == 1);
+    CHECK(wk_colloq_session_check(&s, &f, 1, &err) == WK_ERR_COLLOQ_WRONG_SENDER && s.failure_seq == 1);
     CHECK(strstr(err.msg, "seq 1") != NULL);
     /* a failed session stays failed */
     CHECK(cdec(cmp, "{\"t\":1,\"seq\":1,\"payload\":{\"x\":1}}", &f, &err) == WK_OK);
-    CHECK(wk_colloq_check(&s, &f, 0, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
+    wk_error first = s.error;
+    CHECK(wk_colloq_session_check(&s, &f, 0, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
+    CHECK(same_error(&err, &first)); /* reported again unchanged */
     CHECK(wk_colloq_session_fail(&s, WK_ERR_COLLOQ_TRUNCATED, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
-    CHECK(wk_colloq_session_end(&s, 0, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
+    CHECK(wk_colloq_session_finish(&s, NULL, &err) == WK_ERROR && err.code == WK_ERR_COLLOQ_WRONG_SENDER);
+    CHECK(same_error(&err, &first));
     /* Bye leaves S only from a: "sender":"b" (or a role the plan lacks) is wrong-sender in a
      * transcript too, after the state check */
     static const char *const bye_b[] = {
@@ -701,19 +712,19 @@ static void test_checker(void)
     for (int k = 0; k < 3; k++) {
         CHECK(cdec(ref, bye_b[k], &f, &err) == WK_OK && f.sender_mismatch && f.transition == 0);
         wk_colloq_session_init(&s, p);
-        CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
+        CHECK(wk_colloq_session_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
         wk_colloq_session_init(&s, p);
-        CHECK(wk_colloq_check(&s, &f, 0, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
+        CHECK(wk_colloq_session_check(&s, &f, 0, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
         /* after-final comes first */
         s.finished = true;
         s.failure = WK_OK;
-        CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_AFTER_FINAL);
+        CHECK(wk_colloq_session_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_AFTER_FINAL);
     }
     /* wrong-state comes before wrong-sender */
     CHECK(cdec(ref, "{\"seq\":0,\"state\":\"S\",\"message\":\"Bye\",\"sender\":\"b\",\"payload\":{}}", &f, &err) == WK_OK);
     wk_colloq_session_init(&s, p);
     s.state = 1; /* Done, but not finished: a state no transition leaves from */
-    CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_WRONG_STATE);
+    CHECK(wk_colloq_session_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_WRONG_STATE);
     /* no transition at all from (state, message): unknown-transition, whatever the sender */
     CHECK(cdec(ref, "{\"seq\":0,\"state\":\"Done\",\"message\":\"Bye\",\"sender\":\"a\",\"payload\":{}}", &f, &err) == WK_OK &&
           f.transition == WK_COLLOQ_NO_TRANSITION && !f.sender_mismatch);
@@ -734,19 +745,25 @@ static void test_checker(void)
     /* reference with live sender a on Bye, then after-final for anything */
     wk_colloq_session_init(&s, p);
     CHECK(cdec(ref, "{\"seq\":0,\"state\":\"S\",\"message\":\"Bye\",\"sender\":\"a\",\"payload\":{}}", &f, &err) == WK_OK);
-    CHECK(wk_colloq_check(&s, &f, 1, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
+    CHECK(wk_colloq_session_check(&s, &f, 1, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
     wk_colloq_session_init(&s, p);
-    CHECK(wk_colloq_check(&s, &f, 0, &err) == WK_OK && s.finished && s.state == 1);
-    CHECK(wk_colloq_session_end(&s, 0, &err) == WK_OK);
+    CHECK(wk_colloq_session_check(&s, &f, 0, &err) == WK_OK && s.finished && s.state == 1);
+    CHECK(wk_colloq_session_finish(&s, NULL, &err) == WK_DONE);
+    CHECK(wk_colloq_session_finish(&s, &(wk_in){(const uint8_t *)"xy", 2, 2}, &err) == WK_DONE);
     wk_colloq_session t2 = s;
     CHECK(wk_colloq_session_fail(&t2, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, &err) == WK_ERR_COLLOQ_AFTER_FINAL);
     t2 = s;
-    CHECK(wk_colloq_session_end(&t2, 3, &err) == WK_ERR_COLLOQ_AFTER_FINAL && t2.failure_seq == 1);
+    CHECK(wk_colloq_session_finish(&t2, &(wk_in){(const uint8_t *)"abc", 3, 0}, &err) == WK_ERROR &&
+          err.code == WK_ERR_COLLOQ_AFTER_FINAL && t2.failure_seq == 1);
     CHECK(cdec(ref, "{\"seq\":1,\"state\":\"Nowhere\",\"message\":\"Bye\",\"sender\":\"a\",\"payload\":{}}", &f, &err) == WK_OK);
-    CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_AFTER_FINAL);
+    CHECK(wk_colloq_session_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_AFTER_FINAL);
     /* truncated at the end of input inside a frame; clean end otherwise */
     wk_colloq_session_init(&s, p);
-    CHECK(wk_colloq_session_end(&s, 2, &err) == WK_ERR_COLLOQ_TRUNCATED && wk_code_is_truncation(err.code));
+    wk_in rest2 = {(const uint8_t *)"ab", 2, 0};
+    CHECK(wk_colloq_session_finish(&s, &rest2, &err) == WK_ERROR && err.code == WK_ERR_COLLOQ_TRUNCATED &&
+          wk_code_is_truncation(err.code) && rest2.pos == 0);
+    first = err;
+    CHECK(wk_colloq_session_finish(&s, &rest2, &err) == WK_ERROR && same_error(&err, &first));
     /* session_step: need input on an empty view; a malformed line is recorded */
     wk_colloq_session_init(&s, p);
     wk_in in = {(const uint8_t *)"", 0, 0};
@@ -923,7 +940,7 @@ static void test_zero_allocations(void)
         int checked = 0, refused = 0;
         wk_alloc_probe_begin(0);
         while (in.pos < in.size && wk_colloq_binary_decode(moe, &in, &f, &err) == WK_DONE) {
-            if (wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_OK) checked++;
+            if (wk_colloq_session_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_OK) checked++;
             else refused++;
         }
         used = wk_alloc_probe_end();
@@ -974,13 +991,13 @@ static void test_trace_lines(void)
     CHECK(wk_colloq_trace_parse(bad2, strlen(bad2), &tr, &err) == WK_ERR_COLLOQ_TRACE);
     wk_colloq_trace_destroy(&tr);
     CHECK(wk_colloq_trace_parse("", 0, &tr, &err) == WK_OK && tr.count == 0);
-    wk_colloq_verify_report rep;
-    CHECK(wk_colloq_verify_trace(ts, &tr, &rep, &err) == WK_OK && rep.ok); /* empty trace is fine */
+    wk_colloq_trace_verify_report rep;
+    CHECK(wk_colloq_trace_verify(ts, &tr, &rep, &err) == WK_OK && rep.ok); /* empty trace is fine */
     /* no final newline */
     const char *one = "{\"failure\":\"truncated\",\"seq\":0}";
     CHECK(wk_colloq_trace_parse(one, strlen(one), &tr, &err) == WK_OK && tr.count == 1 && tr.entries[0].is_failure &&
           tr.entries[0].failure == WK_ERR_COLLOQ_TRUNCATED);
-    CHECK(wk_colloq_verify_trace(ts, &tr, &rep, &err) == WK_OK);
+    CHECK(wk_colloq_trace_verify(ts, &tr, &rep, &err) == WK_OK);
     wk_colloq_trace_destroy(&tr);
 }
 
@@ -1033,11 +1050,11 @@ static void test_duplicates(void)
             wk_colloq_session_init(&s, ts);
             s.state = 1;
             s.next_seq = 2;
-            CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_BAD_SEQUENCE);
+            CHECK(wk_colloq_session_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_BAD_SEQUENCE);
             wk_colloq_session_init(&s, ts);
             s.state = 1;
             s.next_seq = 1;
-            CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_MALFORMED_PAYLOAD);
+            CHECK(wk_colloq_session_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_MALFORMED_PAYLOAD);
         }
     }
     /* equal-looking but different keys are fine */

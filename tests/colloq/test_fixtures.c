@@ -43,7 +43,7 @@ static char *run(const wk_colloq_plan *plan, wk_colloq_wire wire, const char *da
                 in.size++;
                 continue;
             }
-            if (wk_colloq_session_end(&s, in.size - in.pos, &err) == WK_OK) *status = 0;
+            if (wk_colloq_session_finish(&s, &in, &err) == WK_DONE) *status = 0;
             else {
                 wk_colloq_trace_append_failure(&tr, s.failure, s.failure_seq, &err);
                 *status = s.failure == WK_ERR_COLLOQ_TRUNCATED ? 3 : 2;
@@ -170,8 +170,8 @@ static void check_scenario(const char *name, const char *conv, const char *statu
     wk_colloq_trace_init(&tr, NULL);
     wk_error err;
     CHECKF(wk_colloq_trace_parse(want, tn, &tr, &err) == WK_OK, "%s trace parses", name);
-    wk_colloq_verify_report rep;
-    CHECKF(wk_colloq_verify_trace(plan, &tr, &rep, &err) == WK_OK && rep.ok, "%s trace verifies: %s",
+    wk_colloq_trace_verify_report rep;
+    CHECKF(wk_colloq_trace_verify(plan, &tr, &rep, &err) == WK_OK && rep.ok, "%s trace verifies: %s",
            name, err.msg);
     /* and prints back byte for byte */
     char *again = trace_text(&tr);
@@ -245,8 +245,8 @@ static void check_invalid_traces(void)
         wk_colloq_trace_init(&tr, NULL);
         wk_error err;
         CHECKF(wk_colloq_trace_parse(text, n, &tr, &err) == WK_OK, "%s parses", file);
-        wk_colloq_verify_report rep;
-        wk_code rc = wk_colloq_verify_trace(plan, &tr, &rep, &err);
+        wk_colloq_trace_verify_report rep;
+        wk_code rc = wk_colloq_trace_verify(plan, &tr, &rep, &err);
         CHECKF(rc != WK_OK && !rep.ok, "%s is refused", file);
         CHECKF(rep.entry == entry, "%s: entry %zu, expected %zu (%s)", file, rep.entry, entry, err.msg);
         CHECKF(strcmp(wk_error_name(rep.reason), reason) == 0, "%s: reason %s, expected %s (%s)", file,

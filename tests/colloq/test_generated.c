@@ -7,7 +7,7 @@
  *     byte by byte: the same results, bytes consumed, accepted frames (trace lines), failure kind,
  *     offset and sequence number, and the same end; the valid ones' JSON transcripts decode to
  *     frames the generated encoder writes byte for byte as the binary fixture, and the generated
- *     frames' trace (through wk_colloq_frame) is the fixture's and passes wk_colloq_verify_trace;
+ *     frames' trace (through wk_colloq_frame) is the fixture's and passes wk_colloq_trace_verify;
  *   - 100,000 random frames (random values of every type, optionals present and absent, small
  *     and huge sequence numbers): identical bytes from both encoders (a payload above its ceiling
  *     is refused by the generated encoder, which the generic one writes: decision 16), identical
@@ -288,7 +288,7 @@ static long lockstep(const gplan *gp, const wk_colloq_plan *plan, const uint8_t 
                 continue;
             }
             wk_error e1, e2;
-            wk_code c1 = wk_colloq_session_end(&gr->s, a.size - a.pos, &e1);
+            wk_code c1 = (wk_colloq_session_finish(&gr->s, &a, &e1) == WK_DONE ? WK_OK : e1.code);
             wk_result r2 = gp->finish(&gs, &b, &e2);
             DIFF((c1 == WK_OK) == (r2 == WK_DONE) && (c1 == WK_OK || c1 == e2.code), "%s: end %s vs %s", label,
                  wk_error_name(c1), r2 == WK_DONE ? "done" : wk_error_name(e2.code));
@@ -404,8 +404,8 @@ static void fixture_scenario(const char *name, const char *conv, const char *sta
             snprintf(rel, sizeof rel, "transcripts/%s.trace", name);
             char *want = slurp(rel, NULL);
             CHECKF(text && want && strcmp(text, want) == 0, "%s: generated trace\n%s--- expected\n%s", name, text, want);
-            wk_colloq_verify_report rep;
-            CHECKF(wk_colloq_verify_trace(plan, &tr, &rep, &err) == WK_OK, "%s: verify_trace: %s", name, err.msg);
+            wk_colloq_trace_verify_report rep;
+            CHECKF(wk_colloq_trace_verify(plan, &tr, &rep, &err) == WK_OK, "%s: verify_trace: %s", name, err.msg);
             free(text);
             free(want);
             wk_colloq_trace_destroy(&tr);
@@ -629,7 +629,7 @@ static bool lockstep_from(const gplan *gp, const wk_colloq_plan *plan, const uin
     for (int k = 0; k < 8; k++) {
         generic_step(plan, &gr, sender, &a, &x);
         gen_step(gp, plan, &gs, &gf, sender, &b, &y);
-        outcomes[x.r == WK_DONE ? 0 : x.r == WK_NEED_INPUT ? 1 : wk_colloq_is_failure(x.code) ? 2 + x.code - WK_ERR_COLLOQ_UNKNOWN_TRANSITION : 10]++;
+        outcomes[x.r == WK_DONE ? 0 : x.r == WK_NEED_INPUT ? 1 : wk_colloq_code_is_failure(x.code) ? 2 + x.code - WK_ERR_COLLOQ_UNKNOWN_TRANSITION : 10]++;
         if (!same_step(&x, &y)) {
             DIFF(false, "%s", label);
             describe(label, &x, &y);
@@ -639,7 +639,7 @@ static bool lockstep_from(const gplan *gp, const wk_colloq_plan *plan, const uin
         if (x.r == WK_DONE) continue;
         if (x.r == WK_NEED_INPUT) {
             wk_error e1, e2;
-            wk_code c1 = wk_colloq_session_end(&gr.s, a.size - a.pos, &e1);
+            wk_code c1 = (wk_colloq_session_finish(&gr.s, &a, &e1) == WK_DONE ? WK_OK : e1.code);
             wk_result r2 = gp->finish(&gs, &b, &e2);
             bool same = (c1 == WK_OK) == (r2 == WK_DONE) && (c1 == WK_OK || c1 == e2.code);
             DIFF(same, "%s: end %s vs %s", label, wk_error_name(c1), r2 == WK_DONE ? "done" : wk_error_name(e2.code));
