@@ -339,21 +339,26 @@ static const char run_help[] =
 /* Prints a trace line of frame f. 0 or an exit status. */
 static int print_frame(const wk_colloq_plan *plan, const wk_colloq_frame *f, outbuf *line)
 {
-    size_t n = wk_colloq_trace_frame_line(plan, f, (char *)line->p, line->cap);
-    if (n >= line->cap) {
-        if (!out_reserve(line, n + 1))
-            return fail_local(WK_ERR_NOMEM, "cannot hold a trace line of %zu bytes", n);
-        n = wk_colloq_trace_frame_line(plan, f, (char *)line->p, line->cap);
-    }
-    return put(line->p, n);
+    wk_error err;
+    size_t n;
+    if (wk_colloq_trace_frame_size(plan, f, &n, &err) != WK_OK)
+        return fail_local(err.code, "cannot write the trace line: %s", err.msg);
+    if (!out_reserve(line, n)) return fail_local(WK_ERR_NOMEM, "cannot hold a trace line of %zu bytes", n);
+    wk_out out = {line->p, line->cap, 0};
+    if (wk_colloq_trace_frame_encode(plan, f, &out, &err) != WK_DONE)
+        return fail_local(err.code, "cannot write the trace line: %s", err.msg);
+    return put(line->p, out.pos);
 }
 
 /* Prints the failure line of the session and its stderr line. Returns the exit status. */
 static int print_failure(const wk_colloq_session *sess, const wk_error *err)
 {
-    char buf[128];
-    size_t n = wk_colloq_trace_failure_line(sess->failure, sess->failure_seq, buf, sizeof buf);
-    int rc = n < sizeof buf ? put(buf, n) : 0;
+    uint8_t buf[128];
+    wk_out out = {buf, sizeof buf, 0};
+    wk_error le;
+    int rc = wk_colloq_trace_failure_encode(sess->failure, sess->failure_seq, &out, &le) == WK_DONE
+                 ? put(buf, out.pos)
+                 : 0;
     if (!rc) rc = flush_stdout();
     wk_error e = *err;
     if (e.code != sess->failure) /* the stderr line names the recorded kind */
@@ -453,10 +458,11 @@ static int convert_stream(const wk_colloq_plan *plan, wk_colloq_wire from, wk_co
     uint32_t role;
     int rc = read_preface(s, plan, from, &role);
     if (rc >= 0) return rc;
-    char pre[256];
-    size_t pn = wk_colloq_preface_write(plan, to, role, pre, sizeof pre);
-    if (pn >= sizeof pre) return fail_local(WK_ERR_ARG, "the preface does not fit");
-    if ((rc = put(pre, pn)) != 0) return rc;
+    uint8_t pre[256];
+    wk_out po = {pre, sizeof pre, 0};
+    if (wk_colloq_preface_encode(plan, to, role, &po, &err) != WK_DONE)
+        return fail_local(WK_ERR_ARG, "the preface does not fit");
+    if ((rc = put(pre, po.pos)) != 0) return rc;
     wk_colloq_decoder *dec = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plan, from, NULL}, &err);
     if (!dec) return fail_local(err.code, "cannot create the decoder: %s", err.msg);
     wk_colloq_frame *f = malloc(sizeof *f);

@@ -348,11 +348,15 @@ typedef struct wk_colloq_preface {
     char role[64];                         /* role name as sent (NUL-terminated) */
 } wk_colloq_preface;
 
-/* Writes `{"colloq":"wire/v0","plan":"<identity>","wire":"<wire>","role":"<role>"}\n` for our
- * role index into buf (capacity cap, NUL-terminated when it fits). Returns the length (with the
- * '\n', without the NUL); a result >= cap means it did not fit (snprintf convention). */
-size_t wk_colloq_preface_write(const wk_colloq_plan *plan, wk_colloq_wire wire, uint32_t role,
-                               char *buf, size_t cap);
+/* The preface line `{"colloq":"wire/v0","plan":"<identity>","wire":"<wire>","role":"<role>"}\n`
+ * of our role index. _size: WK_OK with *size its length (with the '\n'), or WK_ERR_ARG (unknown
+ * wire, role not in the plan; *size 0). _encode writes it at out->dst + out->pos: WK_DONE (pos
+ * advanced by the size), WK_NEED_OUTPUT (out untouched), WK_ERROR (WK_ERR_ARG as _size, or no
+ * valid view; out untouched). plan is borrowed for the call. */
+wk_code wk_colloq_preface_size(const wk_colloq_plan *plan, wk_colloq_wire wire, uint32_t role,
+                               size_t *size, wk_error *err);
+wk_result wk_colloq_preface_encode(const wk_colloq_plan *plan, wk_colloq_wire wire, uint32_t role,
+                                   wk_out *out, wk_error *err);
 /* Parses one preface line of len bytes (a trailing '\n' is allowed). WK_OK or
  * WK_ERR_COLLOQ_PREFACE (malformed: not JSON, keys other than the four, wrong version, bad
  * identity syntax, unknown wire, role too long). */
@@ -413,11 +417,16 @@ int32_t wk_colloq_message_field(const wk_colloq_message *m, const char *name, si
 size_t wk_colloq_payload_size(const wk_colloq_plan *plan, uint32_t t, const wk_colloq_frame *f);
 
 /* ---------------------------------------------------------------------------------------------
- * Encoders: into caller buffers, never half a frame. WK_DONE (out->pos advanced),
- * WK_NEED_OUTPUT (out untouched), WK_ERROR with WK_ERR_ARG when the frame's values do not fit the
- * schedule (unknown transition, missing required field, bad UTF-8, NaN, value out of range).
- * JSON encoders end the line with '\n'.
+ * Encoders: into the caller's view, never half a frame, allocating nothing. WK_DONE (out->pos
+ * advanced by exactly the size wk_colloq_frame_size gives), WK_NEED_OUTPUT (out untouched:
+ * position and bytes), WK_ERROR with WK_ERR_ARG (out untouched) when the frame's values do not fit
+ * the schedule (unknown transition, missing required field, bad UTF-8, NaN, value out of range)
+ * or there is no valid view, whatever the room. JSON encoders end the line with '\n'. plan and f
+ * are borrowed for the call.
  * ------------------------------------------------------------------------------------------- */
+/* Bytes frame f takes on wire: WK_OK with *size, or WK_ERR_ARG as the encoders (*size 0). */
+wk_code wk_colloq_frame_size(const wk_colloq_plan *plan, wk_colloq_wire wire,
+                             const wk_colloq_frame *f, size_t *size, wk_error *err);
 wk_result wk_colloq_reference_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
                                      wk_out *out, wk_error *err);
 wk_result wk_colloq_compact_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
@@ -428,11 +437,13 @@ wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_fr
 wk_result wk_colloq_frame_encode(const wk_colloq_plan *plan, wk_colloq_wire wire,
                                  const wk_colloq_frame *f, wk_out *out, wk_error *err);
 
-/* Appends the payload object `{...}` (JSON envelope conventions, schedule order) of f under
- * transition t into buf. Returns the length needed; >= cap means truncated (snprintf convention,
- * buf NUL-terminated when cap > 0). */
-size_t wk_colloq_payload_json(const wk_colloq_plan *plan, uint32_t t, const wk_colloq_frame *f,
-                              char *buf, size_t cap);
+/* The payload object `{...}` of f (JSON envelope conventions, schedule order) under its
+ * transition, as the encoders above: _size WK_OK / WK_ERR_ARG, _encode WK_DONE, WK_NEED_OUTPUT
+ * (out untouched) or WK_ERROR. */
+wk_code wk_colloq_payload_json_size(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                    size_t *size, wk_error *err);
+wk_result wk_colloq_payload_json_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                        wk_out *out, wk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
  * Decoders
@@ -523,11 +534,17 @@ wk_result wk_colloq_session_step(wk_colloq_session *s, wk_colloq_decoder *d, wk_
 
 /* One trace line for an accepted frame f, with '\n':
  * {"seq":N,"transition":T,"from":"..","to":"..","message":"..","payload":{...}}
- * Returns the length needed; >= cap means truncated (snprintf convention). */
-size_t wk_colloq_trace_frame_line(const wk_colloq_plan *plan, const wk_colloq_frame *f, char *buf,
-                                  size_t cap);
-/* {"failure":"<kind>","seq":N}\n for failure code `code`. Same return convention. */
-size_t wk_colloq_trace_failure_line(wk_code code, uint64_t seq, char *buf, size_t cap);
+ * as the frame encoders: _size WK_OK with *size or WK_ERR_ARG (transition outside the table,
+ * values that do not fit the schedule); _encode WK_DONE, WK_NEED_OUTPUT (out untouched) or
+ * WK_ERROR (out untouched). */
+wk_code wk_colloq_trace_frame_size(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                   size_t *size, wk_error *err);
+wk_result wk_colloq_trace_frame_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                       wk_out *out, wk_error *err);
+/* {"failure":"<kind>","seq":N}\n for failure code `code` (at most 80 bytes), likewise;
+ * WK_ERR_ARG when code is not one of the eight failure kinds. */
+wk_code wk_colloq_trace_failure_size(wk_code code, uint64_t seq, size_t *size, wk_error *err);
+wk_result wk_colloq_trace_failure_encode(wk_code code, uint64_t seq, wk_out *out, wk_error *err);
 
 typedef struct wk_colloq_trace_entry {
     bool is_failure;
@@ -555,7 +572,8 @@ void wk_colloq_trace_init(wk_colloq_trace *t, const wk_colloq_trace_params *para
 /* Frees every entry through the trace's allocator (t stays valid and empty; it may be used
  * again). */
 void wk_colloq_trace_destroy(wk_colloq_trace *t);
-/* Appends an accepted frame / a failure. WK_ERR_NOMEM on allocation failure. */
+/* Appends an accepted frame / a failure (the line the encoders above write). WK_ERR_NOMEM on
+ * allocation failure, WK_ERR_ARG as the encoders. */
 wk_code wk_colloq_trace_append_frame(wk_colloq_trace *t, const wk_colloq_plan *plan,
                                      const wk_colloq_frame *f, wk_error *err);
 wk_code wk_colloq_trace_append_failure(wk_colloq_trace *t, wk_code code, uint64_t seq,
@@ -594,16 +612,19 @@ typedef enum wk_colloq_codegen_part {
 typedef struct wk_colloq_codegen_params {
     const char *prefix;            /* [A-Za-z_][A-Za-z0-9_]*, 1..64 characters: every generated
                                       name starts with it (macros with it in upper case); NULL:
-                                      wk_colloq_codegen_default_prefix */
+                                      wk_colloq_codegen_prefix_encode */
     const char *header_name;       /* what the source #includes; NULL: "<prefix>.h" */
     const wk_allocator *allocator; /* the generator's working memory; NULL: malloc */
 } wk_colloq_codegen_params;
 
 /* The default prefix of plan (borrowed): its name with each run of characters outside
  * [A-Za-z0-9] as one '_', "c_" in front when it does not start with a letter or '_', at most
- * about 32 characters ("token-stream" -> "token_stream"). Writes it into buf (snprintf
- * convention: returns the length needed). */
-size_t wk_colloq_codegen_default_prefix(const wk_colloq_plan *plan, char *buf, size_t cap);
+ * WK_COLLOQ_CODEGEN_PREFIX_MAX characters ("token-stream" -> "token_stream"). _size gives its
+ * length (no NUL); _encode writes it (no NUL) at out->dst + out->pos: WK_DONE (pos advanced by
+ * the size), WK_NEED_OUTPUT (out untouched) or WK_ERROR (WK_ERR_ARG: no valid view). */
+#define WK_COLLOQ_CODEGEN_PREFIX_MAX 34
+size_t wk_colloq_codegen_prefix_size(const wk_colloq_plan *plan);
+wk_result wk_colloq_codegen_prefix_encode(const wk_colloq_plan *plan, wk_out *out, wk_error *err);
 /* Bytes one part of plan's generated code takes (into *size). WK_OK, WK_ERR_ARG (bad prefix or
  * header name, a v0 plan without schedules) or WK_ERR_NOMEM. */
 wk_code wk_colloq_codegen_size(const wk_colloq_plan *plan, const wk_colloq_codegen_params *params,

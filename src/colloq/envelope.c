@@ -45,44 +45,46 @@ static void write_compact(jw *w, const wk_colloq_plan *plan, const wk_colloq_fra
     jw_str(w, "}\n");
 }
 
-typedef void (*writer_fn)(jw *, const wk_colloq_plan *, const wk_colloq_frame *,
-                          const wk_colloq_message *);
-
-static wk_result json_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f, wk_out *out,
-                             wk_error *err, writer_fn fn)
+wk_code colloq_frame_check(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                           const wk_colloq_message **m, wk_error *err)
 {
-    if (f->transition >= plan->transition_count) {
-        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "transition %u outside the table",
-                     (unsigned)f->transition);
-        return WK_ERROR;
-    }
-    const wk_colloq_message *m = wk_colloq_plan_transition_message(plan, f->transition);
-    const char *why = colloq_values_check(m, f);
-    if (why) {
-        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "%s: %s", m->name, why);
-        return WK_ERROR;
-    }
-    jw w;
-    jw_init(&w, NULL, 0);
-    fn(&w, plan, f, m);
-    if (out->pos > out->size || out->size - out->pos < w.len) return WK_NEED_OUTPUT;
-    size_t need = w.len;
-    jw_init(&w, (char *)out->dst + out->pos, need);
-    fn(&w, plan, f, m);
-    out->pos += need;
-    return WK_DONE;
+    if (f->transition >= plan->transition_count)
+        return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "transition %u outside the table",
+                            (unsigned)f->transition);
+    *m = wk_colloq_plan_transition_message(plan, f->transition);
+    const char *why = colloq_values_check(*m, f);
+    if (why) return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "%s: %s", (*m)->name, why);
+    return WK_OK;
+}
+
+wk_code colloq_frame_text_size(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                               colloq_frame_writer fn, size_t *size, wk_error *err)
+{
+    const wk_colloq_message *m;
+    *size = 0;
+    wk_code rc = colloq_frame_check(plan, f, &m, err);
+    if (!rc) COLLOQ_TEXT_SIZE(fn(&w, plan, f, m));
+    return rc;
+}
+
+wk_result colloq_frame_text_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                   colloq_frame_writer fn, wk_out *out, wk_error *err)
+{
+    const wk_colloq_message *m;
+    if (colloq_frame_check(plan, f, &m, err)) return WK_ERROR;
+    COLLOQ_TEXT_ENCODE(out, err, fn(&w, plan, f, m));
 }
 
 wk_result wk_colloq_reference_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
                                      wk_out *out, wk_error *err)
 {
-    return json_encode(plan, f, out, err, write_reference);
+    return colloq_frame_text_encode(plan, f, write_reference, out, err);
 }
 
 wk_result wk_colloq_compact_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
                                    wk_out *out, wk_error *err)
 {
-    return json_encode(plan, f, out, err, write_compact);
+    return colloq_frame_text_encode(plan, f, write_compact, out, err);
 }
 
 wk_result wk_colloq_frame_encode(const wk_colloq_plan *plan, wk_colloq_wire wire,
@@ -95,6 +97,23 @@ wk_result wk_colloq_frame_encode(const wk_colloq_plan *plan, wk_colloq_wire wire
     }
     wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "unknown wire %d", (int)wire);
     return WK_ERROR;
+}
+
+wk_code wk_colloq_frame_size(const wk_colloq_plan *plan, wk_colloq_wire wire,
+                             const wk_colloq_frame *f, size_t *size, wk_error *err)
+{
+    const wk_colloq_message *m;
+    *size = 0;
+    switch (wire) {
+    case WK_COLLOQ_WIRE_REFERENCE: return colloq_frame_text_size(plan, f, write_reference, size, err);
+    case WK_COLLOQ_WIRE_COMPACT: return colloq_frame_text_size(plan, f, write_compact, size, err);
+    case WK_COLLOQ_WIRE_BINARY: {
+        wk_code rc = colloq_frame_check(plan, f, &m, err);
+        if (!rc) *size = colloq_binary_size(m, f);
+        return rc;
+    }
+    }
+    return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "unknown wire %d", (int)wire);
 }
 
 /* ---- decoder ---- */

@@ -3,10 +3,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-static void write_frame_line(jw *w, const wk_colloq_plan *plan, const wk_colloq_frame *f)
+static void write_frame_line(jw *w, const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                             const wk_colloq_message *m)
 {
     const wk_colloq_transition *t = &plan->transitions[f->transition];
-    const wk_colloq_message *m = &plan->messages[t->message];
     jw_str(w, "{\"seq\":");
     jw_u64(w, f->seq);
     jw_str(w, ",\"transition\":");
@@ -22,26 +22,50 @@ static void write_frame_line(jw *w, const wk_colloq_plan *plan, const wk_colloq_
     jw_str(w, "}\n");
 }
 
-size_t wk_colloq_trace_frame_line(const wk_colloq_plan *plan, const wk_colloq_frame *f, char *buf,
-                                  size_t cap)
+wk_code wk_colloq_trace_frame_size(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                   size_t *size, wk_error *err)
 {
-    jw w;
-    jw_init(&w, buf, cap);
-    if (f->transition < plan->transition_count) write_frame_line(&w, plan, f);
-    return jw_finish(&w);
+    return colloq_frame_text_size(plan, f, write_frame_line, size, err);
 }
 
-size_t wk_colloq_trace_failure_line(wk_code code, uint64_t seq, char *buf, size_t cap)
+wk_result wk_colloq_trace_frame_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                       wk_out *out, wk_error *err)
 {
-    jw w;
-    jw_init(&w, buf, cap);
-    const char *name = wk_colloq_failure_name(code);
-    jw_str(&w, "{\"failure\":\"");
-    jw_str(&w, name ? name : "unknown");
-    jw_str(&w, "\",\"seq\":");
-    jw_u64(&w, seq);
-    jw_str(&w, "}\n");
-    return jw_finish(&w);
+    return colloq_frame_text_encode(plan, f, write_frame_line, out, err);
+}
+
+static void write_failure_line(jw *w, const char *name, uint64_t seq)
+{
+    jw_str(w, "{\"failure\":\"");
+    jw_str(w, name);
+    jw_str(w, "\",\"seq\":");
+    jw_u64(w, seq);
+    jw_str(w, "}\n");
+}
+
+static wk_code failure_check(wk_code code, const char **name, wk_error *err)
+{
+    *name = wk_colloq_failure_name(code);
+    if (!*name)
+        return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "%s is not a failure kind",
+                            wk_error_name(code));
+    return WK_OK;
+}
+
+wk_code wk_colloq_trace_failure_size(wk_code code, uint64_t seq, size_t *size, wk_error *err)
+{
+    const char *name;
+    *size = 0;
+    wk_code rc = failure_check(code, &name, err);
+    if (!rc) COLLOQ_TEXT_SIZE(write_failure_line(&w, name, seq));
+    return rc;
+}
+
+wk_result wk_colloq_trace_failure_encode(wk_code code, uint64_t seq, wk_out *out, wk_error *err)
+{
+    const char *name;
+    if (failure_check(code, &name, err)) return WK_ERROR;
+    COLLOQ_TEXT_ENCODE(out, err, write_failure_line(&w, name, seq));
 }
 
 void wk_colloq_trace_init(wk_colloq_trace *t, const wk_colloq_trace_params *params)
@@ -87,16 +111,13 @@ static wk_colloq_trace_entry *push(wk_colloq_trace *t, const char *line, size_t 
 wk_code wk_colloq_trace_append_frame(wk_colloq_trace *t, const wk_colloq_plan *plan,
                                      const wk_colloq_frame *f, wk_error *err)
 {
-    if (f->transition >= plan->transition_count)
-        return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "frame has no transition");
-    jw w;
-    jw_init(&w, NULL, 0);
-    write_frame_line(&w, plan, f);
-    char *buf = colloq_alloc(&t->allocator, w.len + 1);
+    size_t n;
+    wk_code rc = wk_colloq_trace_frame_size(plan, f, &n, err);
+    if (rc) return rc;
+    char *buf = colloq_alloc(&t->allocator, n);
     if (!buf) return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "out of memory for the trace");
-    size_t n = w.len;
-    jw_init(&w, buf, n + 1);
-    write_frame_line(&w, plan, f);
+    wk_out out = {(uint8_t *)buf, n, 0};
+    wk_colloq_trace_frame_encode(plan, f, &out, err); /* checked and sized above: WK_DONE */
     wk_colloq_trace_entry *e = push(t, buf, n - 1, err);
     colloq_free(&t->allocator, buf);
     if (!e) return WK_ERR_NOMEM;
@@ -108,9 +129,13 @@ wk_code wk_colloq_trace_append_frame(wk_colloq_trace *t, const wk_colloq_plan *p
 wk_code wk_colloq_trace_append_failure(wk_colloq_trace *t, wk_code code, uint64_t seq,
                                        wk_error *err)
 {
-    char buf[80];
-    size_t n = wk_colloq_trace_failure_line(code, seq, buf, sizeof buf);
-    wk_colloq_trace_entry *e = push(t, buf, n - 1, err);
+    uint8_t buf[80];
+    wk_out out = {buf, sizeof buf, 0};
+    const char *name;
+    wk_code rc = failure_check(code, &name, err);
+    if (rc) return rc;
+    wk_colloq_trace_failure_encode(code, seq, &out, err); /* a failure line fits in 80 bytes */
+    wk_colloq_trace_entry *e = push(t, (const char *)buf, out.pos - 1, err);
     if (!e) return WK_ERR_NOMEM;
     e->is_failure = true;
     e->failure = code;

@@ -58,6 +58,18 @@ static char *trace_text(const wk_colloq_trace *t)
     return s;
 }
 
+/* Our preface line for role on wire written into buf (cap bytes, NUL-terminated after it): its
+ * length, 0 when the encoder does not answer WK_DONE. */
+static size_t preface_of(const wk_colloq_plan *plan, wk_colloq_wire wire, uint32_t role, char *buf,
+                         size_t cap)
+{
+    wk_error err;
+    wk_out o = {(uint8_t *)buf, cap - 1, 0};
+    if (wk_colloq_preface_encode(plan, wire, role, &o, &err) != WK_DONE) return 0;
+    buf[o.pos] = '\0';
+    return o.pos;
+}
+
 /* Calls fn for every scenario of transcripts/index.txt ("name conversation status [wires=...]":
  * status 0, 2, 3 or live:N; wires NULL for all three). Returns the number listed, -1 when the
  * index cannot be read. */

@@ -10,6 +10,19 @@
 #include "wk_alloc_wrap.h"
 
 
+/* The trace line of f written into buf (cap bytes, NUL-terminated after it): its length, SIZE_MAX
+ * when the encoder does not answer WK_DONE or disagrees with its _size. */
+static size_t frame_line(const wk_colloq_plan *plan, const wk_colloq_frame *f, char *buf, size_t cap)
+{
+    wk_error err;
+    size_t size = 0;
+    wk_out o = {(uint8_t *)buf, cap - 1, 0};
+    if (wk_colloq_trace_frame_encode(plan, f, &o, &err) != WK_DONE) return SIZE_MAX;
+    buf[o.pos] = '\0';
+    if (wk_colloq_trace_frame_size(plan, f, &size, &err) != WK_OK || size != o.pos) return SIZE_MAX;
+    return o.pos;
+}
+
 /* Every field of two wk_errors (a failed session reports its failure again unchanged). */
 static bool same_error(const wk_error *a, const wk_error *b)
 {
@@ -584,9 +597,20 @@ static void test_encoders(void)
     /* payload JSON and size helpers */
     token(&f, 0, 5, "hi", true, 1.5);
     char pj[128];
-    size_t pn = wk_colloq_payload_json(ts, T_TOKEN, &f, pj, sizeof pj);
+    wk_out po = {(uint8_t *)pj, sizeof pj - 1, 0};
+    CHECK(wk_colloq_payload_json_encode(ts, &f, &po, &err) == WK_DONE);
+    pj[po.pos] = '\0';
+    size_t pn = po.pos, psz = 0;
     CHECK(pn == strlen("{\"index\":5,\"text\":\"hi\",\"logprob\":1.5}") && strcmp(pj, "{\"index\":5,\"text\":\"hi\",\"logprob\":1.5}") == 0);
-    CHECK(wk_colloq_payload_json(ts, T_TOKEN, &f, pj, 4) == pn && strlen(pj) == 3);
+    CHECK(wk_colloq_payload_json_size(ts, &f, &psz, &err) == WK_OK && psz == pn);
+    memset(pj, 'x', sizeof pj);
+    po = (wk_out){(uint8_t *)pj, pn - 1, 0};
+    CHECK(wk_colloq_payload_json_encode(ts, &f, &po, &err) == WK_NEED_OUTPUT && po.pos == 0 && pj[0] == 'x');
+    f.transition = 99;
+    CHECK(wk_colloq_payload_json_size(ts, &f, &psz, &err) == WK_ERR_ARG && psz == 0);
+    po = (wk_out){(uint8_t *)pj, sizeof pj, 0};
+    CHECK(wk_colloq_payload_json_encode(ts, &f, &po, &err) == WK_ERROR && err.code == WK_ERR_ARG && po.pos == 0);
+    f.transition = T_TOKEN;
     CHECK(wk_colloq_payload_size(ts, T_TOKEN, &f) == 1 + 4 + 3 + 4);
 }
 
@@ -616,12 +640,22 @@ static void test_preface(void)
     char line[256];
     wk_colloq_preface p;
     wk_error err;
-    size_t n = wk_colloq_preface_write(ts, WK_COLLOQ_WIRE_BINARY, 1, line, sizeof line);
+    wk_out lo = {(uint8_t *)line, sizeof line - 1, 0};
+    CHECK(wk_colloq_preface_encode(ts, WK_COLLOQ_WIRE_BINARY, 1, &lo, &err) == WK_DONE);
+    size_t n = lo.pos, sz = 0;
+    line[n] = '\0';
     char want[256];
     snprintf(want, sizeof want, "{\"colloq\":\"wire/v0\",\"plan\":\"%s\",\"wire\":\"binary\",\"role\":\"server\"}\n", ts->identity);
     CHECK(n == strlen(want) && strcmp(line, want) == 0);
-    CHECK(wk_colloq_preface_write(ts, WK_COLLOQ_WIRE_BINARY, 1, line, 10) == n);
-    CHECK(wk_colloq_preface_write(ts, WK_COLLOQ_WIRE_BINARY, 1, line, sizeof line) == n);
+    CHECK(wk_colloq_preface_size(ts, WK_COLLOQ_WIRE_BINARY, 1, &sz, &err) == WK_OK && sz == n);
+    wk_out small = {(uint8_t *)line, 10, 0};
+    CHECK(wk_colloq_preface_encode(ts, WK_COLLOQ_WIRE_BINARY, 1, &small, &err) == WK_NEED_OUTPUT && small.pos == 0 &&
+          strcmp(line, want) == 0);
+    /* invalid input is an error whatever the room */
+    CHECK(wk_colloq_preface_size(ts, WK_COLLOQ_WIRE_BINARY, 2, &sz, &err) == WK_ERR_ARG && sz == 0);
+    CHECK(wk_colloq_preface_size(ts, (wk_colloq_wire)7, 1, &sz, &err) == WK_ERR_ARG);
+    small = (wk_out){(uint8_t *)line, 0, 0};
+    CHECK(wk_colloq_preface_encode(ts, WK_COLLOQ_WIRE_BINARY, 2, &small, &err) == WK_ERROR && err.code == WK_ERR_ARG);
     CHECK(wk_colloq_preface_parse(line, n, &p, &err) == WK_OK && p.wire == WK_COLLOQ_WIRE_BINARY &&
           strcmp(p.role, "server") == 0 && strcmp(p.plan, ts->identity) == 0);
     uint32_t role = 9;
@@ -871,8 +905,9 @@ static void test_v0_plan(void)
         wk_colloq_decoder_destroy(d);
         char line[256];
         wk_colloq_preface pf;
-        size_t n = wk_colloq_preface_write(p, WK_COLLOQ_WIRE_BINARY, 0, line, sizeof line);
-        CHECK(wk_colloq_preface_parse(line, n, &pf, &err) == WK_OK);
+        wk_out lo = {(uint8_t *)line, sizeof line, 0};
+        CHECK(wk_colloq_preface_encode(p, WK_COLLOQ_WIRE_BINARY, 0, &lo, &err) == WK_DONE);
+        CHECK(wk_colloq_preface_parse(line, lo.pos, &pf, &err) == WK_OK);
         CHECK(wk_colloq_preface_check(p, &pf, WK_COLLOQ_WIRE_BINARY, 1, NULL, &err) == WK_ERR_COLLOQ_WIRE_MISMATCH);
         /* the same plan with its schedules restored is the ordinary plan again */
         wk_colloq_plan *q = NULL;
@@ -974,16 +1009,31 @@ static void test_trace_lines(void)
     wk_colloq_frame f;
     token(&f, 4, 9, "z", true, -0.0);
     char buf[256];
-    size_t n = wk_colloq_trace_frame_line(ts, &f, buf, sizeof buf);
+    size_t n = frame_line(ts, &f, buf, sizeof buf);
     const char *want = "{\"seq\":4,\"transition\":2,\"from\":\"Streaming\",\"to\":\"Streaming\",\"message\":\"Token\","
                        "\"payload\":{\"index\":9,\"text\":\"z\",\"logprob\":-0.0}}\n";
     CHECKF(n == strlen(want) && strcmp(buf, want) == 0, "%s", buf);
-    n = wk_colloq_trace_failure_line(WK_ERR_COLLOQ_PAYLOAD_TOO_LARGE, 17, buf, sizeof buf);
+    wk_error err;
+    wk_out fo = {(uint8_t *)buf, sizeof buf - 1, 0};
+    CHECK(wk_colloq_trace_failure_encode(WK_ERR_COLLOQ_PAYLOAD_TOO_LARGE, 17, &fo, &err) == WK_DONE);
+    buf[fo.pos] = '\0';
+    n = 0;
+    CHECK(wk_colloq_trace_failure_size(WK_ERR_COLLOQ_PAYLOAD_TOO_LARGE, 17, &n, &err) == WK_OK && n == fo.pos);
     CHECK(strcmp(buf, "{\"failure\":\"payload-too-large\",\"seq\":17}\n") == 0 && n == strlen(buf));
+    fo = (wk_out){(uint8_t *)buf, n - 1, 0};
+    CHECK(wk_colloq_trace_failure_encode(WK_ERR_COLLOQ_PAYLOAD_TOO_LARGE, 17, &fo, &err) == WK_NEED_OUTPUT && fo.pos == 0);
+    /* not a failure kind: an error, whatever the room */
+    fo = (wk_out){(uint8_t *)buf, sizeof buf, 0};
+    CHECK(wk_colloq_trace_failure_encode(WK_ERR_ARG, 17, &fo, &err) == WK_ERROR && err.code == WK_ERR_ARG && fo.pos == 0);
+    CHECK(wk_colloq_trace_failure_size(WK_OK, 0, &n, &err) == WK_ERR_ARG && n == 0);
+    /* a frame outside the table: an error too */
+    f.transition = 99;
+    n = 1;
+    CHECK(frame_line(ts, &f, buf, sizeof buf) == SIZE_MAX);
+    CHECK(wk_colloq_trace_frame_size(ts, &f, &n, &err) == WK_ERR_ARG && n == 0);
     /* parse: syntax errors name the line */
     wk_colloq_trace tr;
     wk_colloq_trace_init(&tr, NULL);
-    wk_error err;
     const char *bad = "{\"failure\":\"bad-sequence\",\"seq\":0}\n{\"failure\":\"exploded\",\"seq\":1}\n";
     CHECK(wk_colloq_trace_parse(bad, strlen(bad), &tr, &err) == WK_ERR_COLLOQ_TRACE && strstr(err.msg, "line 2"));
     wk_colloq_trace_destroy(&tr);
@@ -1121,7 +1171,7 @@ static void test_null_empty_values(void)
     f.fields[1].as.s.len = 0;
     f.fields[1].present = true;
     char line[256];
-    size_t n = wk_colloq_trace_frame_line(ts, &f, line, sizeof line);
+    size_t n = frame_line(ts, &f, line, sizeof line);
     CHECK(n < sizeof line && strstr(line, "\"text\":\"\"") != NULL);
     uint8_t out[256];
     wk_error err;
@@ -1138,7 +1188,7 @@ static void test_null_empty_values(void)
         f.fields[i].as.s.ptr = NULL;
         f.fields[i].as.s.len = 0;
     }
-    n = wk_colloq_trace_frame_line(moe, &f, line, sizeof line);
+    n = frame_line(moe, &f, line, sizeof line);
     CHECK(n < sizeof line);
 }
 
@@ -1146,7 +1196,11 @@ static void test_codegen(void)
 {
     wk_error err;
     char buf[80];
-    CHECK(wk_colloq_codegen_default_prefix(ts, buf, sizeof buf) == 12 && strcmp(buf, "token_stream") == 0);
+    wk_out po = {(uint8_t *)buf, sizeof buf, 0};
+    CHECK(wk_colloq_codegen_prefix_size(ts) == 12);
+    CHECK(wk_colloq_codegen_prefix_encode(ts, &po, &err) == WK_DONE && po.pos == 12 && memcmp(buf, "token_stream", 12) == 0);
+    po = (wk_out){(uint8_t *)buf, 11, 0};
+    CHECK(wk_colloq_codegen_prefix_encode(ts, &po, &err) == WK_NEED_OUTPUT && po.pos == 0);
     wk_colloq_codegen_params prm = {"tsx", NULL, NULL};
     size_t hn = 0, cn = 0;
     CHECK(wk_colloq_codegen_size(ts, &prm, WK_COLLOQ_CODEGEN_HEADER, &hn, &err) == WK_OK && hn > 1000);
