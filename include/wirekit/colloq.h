@@ -204,54 +204,23 @@ static inline bool wk_colloq_utf8_valid(const uint8_t *q, size_t len, size_t *ba
     return true;
 }
 
-/* LEB128 (the binary frame's varints): bytes v takes in minimal form (1..10). */
-static inline unsigned wk_colloq_varint_len(uint64_t v)
-{
-    if (v < 0x80) return 1;
-    if (v < 0x4000) return 2;
-    unsigned n = 3;
-    for (v >>= 21; v; v >>= 7) n++;
-    return n;
-}
-/* Writes v in minimal LEB128 at dst (room for wk_colloq_varint_len(v) bytes); returns the count. */
-static inline unsigned wk_colloq_varint_put(uint8_t *dst, uint64_t v)
-{
-    if (v < 0x80) {
-        dst[0] = (uint8_t)v;
-        return 1;
-    }
-    if (v < 0x4000) {
-        dst[0] = (uint8_t)(v | 0x80);
-        dst[1] = (uint8_t)(v >> 7);
-        return 2;
-    }
-    unsigned n = 0;
-    while (v >= 0x80) {
-        dst[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    dst[n++] = (uint8_t)v;
-    return n;
-}
-/* Reads a minimal LEB128 varint from [*p, end). 1: ok (*p advanced); 0: input ends inside it;
- * -1: malformed (non-minimal, longer than 10 bytes or above 2^64-1), *p at the bad byte.
- * wk_colloq_varint_get_slow is the whole rule (out of line); the inline function takes the 1- and
- * 2-byte forms itself (every transition id, length and sequence number below 16384). */
-int wk_colloq_varint_get_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v);
+/* LEB128 of the binary frame (minimal form, at most 10 bytes): the rule is common.h's
+ * (wk_leb128_len, wk_leb128_put, wk_cursor_leb128 with WK_VARINT_MINIMAL), which the library
+ * parses through. These three forward to it and stay for generated codecs, whose code calls them.
+ * _len: bytes v takes (1..10). _put: writes v at dst (room for _len(v) bytes), returns the count.
+ * _get: reads one from [*pp, end): 1 ok (*pp advanced); 0 the input ends inside it; -1 malformed
+ * (non-minimal, longer than 10 bytes or above 2^64-1), *pp at the byte at fault. */
+static inline unsigned wk_colloq_varint_len(uint64_t v) { return wk_leb128_len(v); }
+static inline unsigned wk_colloq_varint_put(uint8_t *dst, uint64_t v) { return wk_leb128_put(dst, v); }
 static inline int wk_colloq_varint_get(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 {
-    const uint8_t *p = *pp;
-    if (p < end && *p < 0x80) {
-        *v = *p;
-        *pp = p + 1;
-        return 1;
+    wk_cursor c = wk_cursor_make(*pp, (size_t)(end - *pp));
+    size_t len;
+    switch (wk_cursor_leb128(&c, WK_LEB128_MAX_LEN, WK_VARINT_MINIMAL, v, &len)) {
+    case WK_CURSOR_OK: *pp = c.p; return 1;
+    case WK_CURSOR_TRUNCATED: return 0;
+    default: *pp += len - 1; return -1;
     }
-    if (end - p >= 2 && p[1] < 0x80 && p[1] != 0) { /* p[0] >= 0x80 here; p[1] = 0 is not minimal */
-        *v = (uint64_t)(p[0] & 0x7F) | (uint64_t)p[1] << 7;
-        *pp = p + 2;
-        return 1;
-    }
-    return wk_colloq_varint_get_slow(pp, end, v);
 }
 
 

@@ -6,32 +6,6 @@
 #include "colloq_internal.h"
 #include <math.h>
 
-int wk_colloq_varint_get_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v)
-{
-    const uint8_t *p = *pp;
-    uint64_t x = 0;
-    for (unsigned i = 0; i < WK_COLLOQ_VARINT_MAX_LEN; i++) {
-        if (p + i >= end) return 0;
-        uint8_t b = p[i];
-        if (i == 9 && b > 1) {
-            *pp = p + i;
-            return -1;
-        }
-        x |= (uint64_t)(b & 0x7F) << (7 * i);
-        if (!(b & 0x80)) {
-            if (i > 0 && b == 0) {
-                *pp = p + i;
-                return -1;
-            }
-            *v = x;
-            *pp = p + i + 1;
-            return 1;
-        }
-    }
-    *pp = p + 9;
-    return -1;
-}
-
 /* Little-endian load of a fixed width (1, 2, 4 or 8): constant shifts compile to one load. */
 static inline uint64_t get_le(const uint8_t *p, unsigned n)
 {
@@ -98,9 +72,9 @@ static inline void copy_value(uint8_t *restrict d, const uint8_t *restrict s, si
 static inline void write_frame(uint8_t *p, const wk_colloq_message *m, const wk_colloq_frame *f,
                                size_t plen)
 {
-    p += wk_colloq_varint_put(p, f->transition);
-    p += wk_colloq_varint_put(p, f->seq);
-    p += wk_colloq_varint_put(p, plen);
+    p += wk_leb128_put(p, f->transition);
+    p += wk_leb128_put(p, f->seq);
+    p += wk_leb128_put(p, plen);
     uint8_t *const base = p;
     uint64_t present = 0; /* the presence bitmap (at most 64 optional fields), written at the end */
     p += m->bitmap_bytes;
@@ -132,7 +106,7 @@ static inline void write_frame(uint8_t *p, const wk_colloq_message *m, const wk_
         }
         case WK_COLLOQ_STRING:
         case WK_COLLOQ_BYTES:
-            p += wk_colloq_varint_put(p, v->as.s.len);
+            p += wk_leb128_put(p, v->as.s.len);
             copy_value(p, v->as.s.ptr, v->as.s.len);
             p += v->as.s.len;
             break;
@@ -174,7 +148,7 @@ static inline bool payload_size_checked(const wk_colloq_message *m, const wk_col
             if (fd->type == WK_COLLOQ_STRING && !wk_colloq_utf8_valid(v->as.s.ptr, len, NULL))
                 return false;
             if (len > SIZE_MAX - WK_COLLOQ_VARINT_MAX_LEN - n) return false; /* would wrap */
-            n += wk_colloq_varint_len(len) + len;
+            n += wk_leb128_len(len) + len;
             continue;
         }
         default: return false;
@@ -189,8 +163,8 @@ static inline bool payload_size_checked(const wk_colloq_message *m, const wk_col
 size_t colloq_binary_size(const wk_colloq_message *m, const wk_colloq_frame *f)
 {
     size_t plen = colloq_payload_size(m, f);
-    return wk_colloq_varint_len(f->transition) + wk_colloq_varint_len(f->seq) +
-           wk_colloq_varint_len(plen) + plen;
+    return wk_leb128_len(f->transition) + wk_leb128_len(f->seq) +
+           wk_leb128_len(plen) + plen;
 }
 
 /* Checks the values, sizes the frame, then writes it only once the whole frame is known to be
@@ -211,8 +185,8 @@ wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_fr
                      why ? why : "payload size out of range");
         return WK_ERROR;
     }
-    size_t total = wk_colloq_varint_len(f->transition) + wk_colloq_varint_len(f->seq) +
-                   wk_colloq_varint_len(plen) + plen;
+    size_t total = wk_leb128_len(f->transition) + wk_leb128_len(f->seq) +
+                   wk_leb128_len(plen) + plen;
     wk_result room = colloq_out_room(out, total, err);
     if (room != WK_DONE) return room;
     write_frame(out->dst + out->pos, m, f, plen);
@@ -304,15 +278,18 @@ static void decode_payload(const wk_colloq_message *m, const uint8_t *p, const u
             break;
         }
         default: { /* string, bytes: varint length, bounded by the payload, then the slice */
-            const uint8_t *q = p;
+            wk_cursor c = wk_cursor_make(p, (size_t)(pe - p));
             uint64_t len;
-            int r = wk_colloq_varint_get(&q, pe, &len);
-            if (r <= 0) {
-                payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)((r < 0 ? q : pe) - frame_start),
-                            r < 0 ? "field length varint not minimal or too long"
-                                  : "payload ends inside a field length");
+            size_t vl;
+            wk_cursor_status st = wk_cursor_leb128(&c, WK_LEB128_MAX_LEN, WK_VARINT_MINIMAL, &len, &vl);
+            if (st != WK_CURSOR_OK) {
+                payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD,
+                            (size_t)((st == WK_CURSOR_TRUNCATED ? pe : p + vl - 1) - frame_start),
+                            st == WK_CURSOR_TRUNCATED ? "payload ends inside a field length"
+                                                      : "field length varint not minimal or too long");
                 return;
             }
+            const uint8_t *q = c.p;
             if (len > (uint64_t)(pe - q)) {
                 payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)(p - frame_start),
                             "field length runs past the payload");
@@ -340,12 +317,15 @@ wk_result wk_colloq_binary_decode(const wk_colloq_plan *plan, wk_in *in, wk_coll
                                   wk_error *err)
 {
     const uint8_t *start = in->src + in->pos, *end = in->src + in->size;
-    const uint8_t *p = start;
+    wk_cursor c = wk_cursor_make(start, in->size - in->pos);
     uint64_t t, seq, len;
-    int r;
-    if ((r = wk_colloq_varint_get(&p, end, &t)) <= 0) goto header;
-    if ((r = wk_colloq_varint_get(&p, end, &seq)) <= 0) goto header;
-    if ((r = wk_colloq_varint_get(&p, end, &len)) <= 0) goto header;
+    size_t vl;
+    wk_cursor_status st;
+    if ((st = wk_cursor_leb128(&c, WK_LEB128_MAX_LEN, WK_VARINT_MINIMAL, &t, &vl)) != WK_CURSOR_OK ||
+        (st = wk_cursor_leb128(&c, WK_LEB128_MAX_LEN, WK_VARINT_MINIMAL, &seq, &vl)) != WK_CURSOR_OK ||
+        (st = wk_cursor_leb128(&c, WK_LEB128_MAX_LEN, WK_VARINT_MINIMAL, &len, &vl)) != WK_CURSOR_OK)
+        goto header;
+    const uint8_t *p = c.p;
     f->seq = seq;
     f->payload_error = WK_OK;
     f->payload_error_reason = NULL;
@@ -372,9 +352,9 @@ wk_result wk_colloq_binary_decode(const wk_colloq_plan *plan, wk_in *in, wk_coll
     decode_payload(m, p, p + len, start, f);
     in->pos += (size_t)(p - start) + (size_t)len;
     return WK_DONE;
-header:
-    if (r == 0) return WK_NEED_INPUT;
-    wk_error_set(err, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (uint64_t)(p - start),
+header: /* truncated: wait for more; else the byte at fault */
+    if (st == WK_CURSOR_TRUNCATED) return WK_NEED_INPUT;
+    wk_error_set(err, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (uint64_t)(wk_cursor_offset(&c) + vl - 1),
                  "frame header varint not minimal, longer than 10 bytes or above 2^64-1");
     return WK_ERROR;
 }

@@ -94,7 +94,7 @@ size_t colloq_payload_size(const wk_colloq_message *m, const wk_colloq_frame *f)
         const wk_colloq_field *fd = &m->fields[i];
         if (!f->fields[i].present) continue;
         if (fd->width) n += fd->width;
-        else n += wk_colloq_varint_len(f->fields[i].as.s.len) + f->fields[i].as.s.len;
+        else n += wk_leb128_len(f->fields[i].as.s.len) + f->fields[i].as.s.len;
     }
     return n;
 }
