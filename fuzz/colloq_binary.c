@@ -48,7 +48,10 @@
  * Pass B feeds the same stream in pushes of the chosen size (the bytes not yet pushed are
  * ASan-poisoned, so reading past a push is a crash), pass C runs wk_colloq_session_step with a
  * binary wk_colloq_decoder over the whole input: both give the same verdict as pass A (frames
- * accepted, a CRC of their transitions, seqs and bytes, the failure code and its seq). */
+ * accepted, a CRC of their transitions, seqs and bytes, the failure code and its seq). Pass D
+ * (transcript modes) drives a wk_colloq_reader through the contract harness (fuzz/fuzz_drive.h:
+ * pushes of the chosen size and whole, every call checked against the contract, both runs the
+ * same outcome): the same frames accepted and the same failure as pass A. */
 #include <wirekit/colloq.h>
 #include <math.h>
 #include <stdio.h>
@@ -58,6 +61,8 @@
 
 #include "alloc_hook.h"
 #include "fuzz_check.h"
+#include "fuzz_drive.h"
+#include "wk_contract_colloq.h"
 
 /* Sanitizer runtime hooks, weak: absent (NULL) in builds without a sanitizer runtime. */
 void __asan_poison_memory_region(void const volatile *addr, size_t size) __attribute__((weak));
@@ -813,6 +818,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(a.accepted == c.accepted && a.record == c.record && a.failure == c.failure &&
           a.failure_seq == c.failure_seq);
     CHECK(a.failure_seq == a.accepted);
+    if (mode < 4) {
+        static wk_contract_colloq m;
+        wk_contract_colloq_setup(&m, plan, WK_COLLOQ_WIRE_BINARY, WK_COLLOQ_SENDER_TRANSCRIPT);
+        wk_contract_outcome d = fuzz_drive(&wk_contract_colloq_ops, &m, NULL, w, n, push, 0);
+        CHECK(d.events == a.accepted && m.end.next_seq == a.accepted);
+        CHECK(d.verdict == WK_DONE ? a.failure == WK_OK : d.error.code == a.failure);
+    }
 #ifdef COLLOQ_FUZZ_VERBOSE /* replay builds: -DCOLLOQ_FUZZ_VERBOSE prints each verdict */
     fprintf(stderr, "plan %s: %llu accepted, %s\n", plan->name, (unsigned long long)a.accepted,
             a.failure ? wk_colloq_failure_name(a.failure) : "clean end");

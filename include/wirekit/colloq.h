@@ -498,6 +498,41 @@ wk_result wk_colloq_session_step(wk_colloq_session *s, wk_colloq_decoder *d, wk_
                                  uint32_t sender, wk_colloq_frame *f, wk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
+ * Reader: the frames of one wire decoded and checked from a stream, in the contract's shape
+ * (docs/architecture.md): pushes of any size, one event per accepted frame.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct wk_colloq_reader wk_colloq_reader;
+typedef struct wk_colloq_reader_params {
+    const wk_colloq_plan *plan;    /* borrowed; must outlive the reader */
+    wk_colloq_wire wire;
+    uint32_t sender;               /* WK_COLLOQ_SENDER_TRANSCRIPT, or the live peer's role index */
+    const wk_allocator *allocator; /* the reader, its decoder, and a buffer for one frame (the
+                                      largest a frame of the plan may take on the wire); json-c's
+                                      documents excepted. NULL: malloc/free. */
+} wk_colloq_reader_params;
+/* New reader at the plan's initial state (the caller's: wk_colloq_reader_destroy); NULL with err
+ * set on WK_ERR_NOMEM or WK_ERR_ARG (as wk_colloq_decoder_create, or a sender not in the plan).
+ * The preface is not the reader's: read and check it before the first push. */
+wk_colloq_reader *wk_colloq_reader_create(const wk_colloq_reader_params *params, wk_error *err);
+void wk_colloq_reader_destroy(wk_colloq_reader *r);
+/* Reads frames from in (out must be NULL: WK_ERR_ARG otherwise):
+ *   WK_EVENT: a frame was accepted; wk_colloq_reader_frame(r) holds it (string and bytes values
+ *             borrow in->src or the reader) until the next call; in->pos moved past it.
+ *   WK_NEED_INPUT: in is consumed (the start of a frame is kept): push more, or _finish.
+ *   WK_ERROR: the session failed (a failure code 740-747, or the decoder's); err's offset counts
+ *             from the first byte ever pushed. Every later call reports it again, unchanged. */
+wk_result wk_colloq_reader_read(wk_colloq_reader *r, wk_in *in, wk_out *out, wk_error *err);
+/* End of input (rest: bytes the caller holds unread, never consumed): WK_DONE when no frame was
+ * begun (a clean end, whatever the state), else WK_ERROR truncated (after-final when the session
+ * had finished) with the offset of the input's end. The same answer again when called twice. */
+wk_result wk_colloq_reader_finish(wk_colloq_reader *r, const wk_in *rest, wk_error *err);
+/* The last accepted frame; the session (state, next_seq, finished, failure); the input bytes of
+ * the frames read so far (a kept frame start not counted). */
+const wk_colloq_frame *wk_colloq_reader_frame(const wk_colloq_reader *r);
+const wk_colloq_session *wk_colloq_reader_session(const wk_colloq_reader *r);
+uint64_t wk_colloq_reader_consumed(const wk_colloq_reader *r);
+
+/* ---------------------------------------------------------------------------------------------
  * Traces
  * ------------------------------------------------------------------------------------------- */
 

@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "wk_alloc_wrap.h"
+#include "wk_contract.h"
 
 
 /* The trace line of f written into buf (cap bytes, NUL-terminated after it): its length, SIZE_MAX
@@ -632,6 +633,69 @@ static void fill_id(char *out, size_t cap, const char *tmpl, const char *id)
         }
     }
     out[k] = 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Every encoder through the contract harness's encoder check: NEED_OUTPUT with the view untouched
+ * (position and every byte) in every view too short, exactly its _size written otherwise, and a
+ * refusal in views of 0, 1 and many bytes alike, the view untouched (the binary encoder used to
+ * leave bytes past out->pos when it refused a value it had begun writing). */
+typedef struct enc_case {
+    int kind; /* 0..2 frame on wire kind, 3 trace frame line, 4 payload JSON, 5 preface, 6 failure
+                 line */
+    const wk_colloq_frame *f;
+} enc_case;
+
+static wk_result enc_call(void *ctx, wk_out *out, wk_error *err)
+{
+    const enc_case *e = ctx;
+    switch (e->kind) {
+    case 0: case 1: case 2: return wk_colloq_frame_encode(ts, (wk_colloq_wire)e->kind, e->f, out, err);
+    case 3: return wk_colloq_trace_frame_encode(ts, e->f, out, err);
+    case 4: return wk_colloq_payload_json_encode(ts, e->f, out, err);
+    case 5: return wk_colloq_preface_encode(ts, WK_COLLOQ_WIRE_COMPACT, 1, out, err);
+    default: return wk_colloq_trace_failure_encode(WK_ERR_COLLOQ_BAD_SEQUENCE, 7, out, err);
+    }
+}
+
+static size_t enc_size(const enc_case *e)
+{
+    size_t n = SIZE_MAX;
+    wk_error err;
+    switch (e->kind) {
+    case 0: case 1: case 2: wk_colloq_frame_size(ts, (wk_colloq_wire)e->kind, e->f, &n, &err); break;
+    case 3: wk_colloq_trace_frame_size(ts, e->f, &n, &err); break;
+    case 4: wk_colloq_payload_json_size(ts, e->f, &n, &err); break;
+    case 5: wk_colloq_preface_size(ts, WK_COLLOQ_WIRE_COMPACT, 1, &n, &err); break;
+    default: wk_colloq_trace_failure_size(WK_ERR_COLLOQ_BAD_SEQUENCE, 7, &n, &err); break;
+    }
+    return n;
+}
+
+static void test_encoder_contract(void)
+{
+    wk_colloq_frame good, bad;
+    token(&good, 3, 7, "h\xc3\xa9llo", true, 0.5);
+    token(&bad, 3, 7, "h\xc3\xa9llo", true, 0.5);
+    bad.fields[2].as.f = 0.1; /* not exact as f32: refused after the fields before it */
+    for (int kind = 0; kind < 7; kind++) {
+        for (int b = 0; b < (kind <= 4 ? 2 : 1); b++) {
+            enc_case ec = {kind, b ? &bad : &good};
+            wk_contract_encoder e = {enc_call, NULL, NULL, &ec, b ? WK_ERR_ARG : WK_OK,
+                                     b ? SIZE_MAX : enc_size(&ec), NULL};
+            char why[320];
+            uint8_t *bytes = NULL;
+            size_t len = 0;
+            CHECKF(wk_contract_encoder_check(&e, &bytes, &len, why, sizeof why), "encoder %d%s: %s",
+                   kind, b ? " (refused)" : "", why);
+            if (b) {
+                size_t n = 1;
+                wk_error err;
+                CHECK(kind > 2 || (wk_colloq_frame_size(ts, (wk_colloq_wire)kind, &bad, &n, &err) == WK_ERR_ARG && n == 0));
+            }
+            free(bytes);
+        }
+    }
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1291,6 +1355,7 @@ int main(int argc, char **argv)
     test_binary_decoder();
     test_json_extremes();
     test_encoders();
+    test_encoder_contract();
     test_preface();
     test_checker();
     test_duplicates();

@@ -4,6 +4,7 @@
  * canonical plans and identities against the model; verify_trace on valid and invalid traces.
  * Usage: test_colloq_fixtures FIXTURES_DIR */
 #include "colloq_fixture.h"
+#include "wk_contract_colloq.h"
 
 static int scenarios_run;
 
@@ -109,6 +110,34 @@ static void check_plan(const char *conv, const char *base)
 
 static const char *wires[3] = {"reference", "compact", "binary"};
 
+/* The frames of a transcript (after its preface line) through wk_colloq_reader and the contract
+ * harness: whole, byte by byte, split at every point, in chunks of every size, each run keeping
+ * the contract and reaching the whole run's outcome, which must be the expected one: status 0 a
+ * clean end, 2 a failure, 3 truncated, with the accepted frames of the expected trace. */
+static void check_reader(const char *name, const wk_colloq_plan *plan, int w, const char *data,
+                         size_t n, uint32_t sender, int want_status, const char *want_trace)
+{
+    const char *nl = memchr(data, '\n', n);
+    REQUIRE(nl != NULL);
+    size_t body = (size_t)(nl - data) + 1;
+    wk_contract_colloq m;
+    wk_contract_colloq_setup(&m, plan, (wk_colloq_wire)w, sender);
+    wk_contract_outcome whole;
+    char why[320];
+    bool ok = wk_contract_check(&wk_contract_colloq_ops, &m, NULL, (const uint8_t *)data + body,
+                                n - body, WK_CONTRACT_ALL, &whole, why, sizeof why);
+    CHECKF(ok, "%s.%s through the harness: %s", name, wires[w], why);
+    if (!ok) return;
+    uint64_t accepted = 0;
+    for (const char *l = want_trace; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l))
+        if (strncmp(l, "{\"failure\"", 10) != 0 && *l != '\n') accepted++;
+    int status = whole.verdict == WK_DONE ? 0 : whole.error.code == WK_ERR_COLLOQ_TRUNCATED ? 3 : 2;
+    CHECKF(status == want_status && whole.events == accepted && m.end.next_seq == accepted,
+           "%s.%s reader: status %d (want %d), %llu frames (want %llu)", name, wires[w], status,
+           want_status, (unsigned long long)whole.events, (unsigned long long)accepted);
+    if (want_status != 0) CHECK(whole.verdict == WK_ERROR && whole.error.code == m.end.failure);
+}
+
 /* status_s: "0", "2", "3", or "live:N" (a live session: the .senders file names each frame's
  * sender); wires_s: NULL (all three) or "wires=reference,..." */
 static void check_scenario(const char *name, const char *conv, const char *status_s,
@@ -158,6 +187,11 @@ static void check_scenario(const char *name, const char *conv, const char *statu
             if (!bytewise) traces[w] = got;
             else free(got);
         }
+        /* a live session has one peer: the reader takes one sender */
+        bool one_sender = true;
+        for (size_t k = 1; k < ns; k++) one_sender = one_sender && senders[k] == senders[0];
+        if (!live) check_reader(name, plan, w, data, n, WK_COLLOQ_SENDER_TRANSCRIPT, want_status, want);
+        else if (one_sender && ns > 0) check_reader(name, plan, w, data, n, senders[0], want_status, want);
         free(data);
     }
     /* criterion 1, stated directly */

@@ -3,7 +3,8 @@
 # fuzz/CMakeLists.txt (fuzz builds configure without tests); defines wk_contract once.
 if(NOT TARGET wk_contract)
   add_library(wk_contract STATIC ${CMAKE_CURRENT_LIST_DIR}/wk_contract.c
-              ${CMAKE_CURRENT_LIST_DIR}/wk_contract_moqt.c)
+              ${CMAKE_CURRENT_LIST_DIR}/wk_contract_moqt.c
+              ${CMAKE_CURRENT_LIST_DIR}/wk_contract_colloq.c)
   target_include_directories(wk_contract PUBLIC ${CMAKE_CURRENT_LIST_DIR})
   target_link_libraries(wk_contract PUBLIC wirekit_static)
 endif()
