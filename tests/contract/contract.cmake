@@ -4,7 +4,8 @@
 if(NOT TARGET wk_contract)
   add_library(wk_contract STATIC ${CMAKE_CURRENT_LIST_DIR}/wk_contract.c
               ${CMAKE_CURRENT_LIST_DIR}/wk_contract_moqt.c
-              ${CMAKE_CURRENT_LIST_DIR}/wk_contract_colloq.c)
+              ${CMAKE_CURRENT_LIST_DIR}/wk_contract_colloq.c
+              ${CMAKE_CURRENT_LIST_DIR}/wk_contract_alloc.c)
   target_include_directories(wk_contract PUBLIC ${CMAKE_CURRENT_LIST_DIR})
   target_link_libraries(wk_contract PUBLIC wirekit_static)
 endif()
