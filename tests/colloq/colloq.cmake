@@ -43,3 +43,9 @@ target_include_directories(test_colloq_generated PRIVATE ${WK_COLLOQ_GEN_DIR})
 target_link_options(test_colloq_generated PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc)
 add_test(NAME colloq_generated COMMAND test_colloq_generated ${WK_COLLOQ_FIXTURES})
 set_tests_properties(colloq_generated PROPERTIES TIMEOUT 600)
+
+# Every colloq object with a counting, failing allocator (tests/contract/wk_contract_alloc.h):
+# each allocation call fails in turn, alone and sticky; WK_OK or WK_ERR_NOMEM and nothing live.
+wk_test(test_colloq_alloc colloq/test_alloc.c)
+target_link_libraries(test_colloq_alloc PRIVATE wk_contract)
+add_test(NAME colloq_alloc COMMAND test_colloq_alloc ${WK_COLLOQ_FIXTURES})

@@ -43,7 +43,7 @@ static wk_colloq_plan *plan_of(const char *conv)
 }
 /* The whole trace as NUL-terminated text (wk_colloq_trace_size + wk_colloq_trace_encode) in a
  * malloc'd buffer the caller frees; NULL when it cannot be written. */
-static char *trace_text(const wk_colloq_trace *t)
+static inline char *trace_text(const wk_colloq_trace *t)
 {
     size_t n = wk_colloq_trace_size(t);
     char *s = malloc(n + 1);
@@ -60,7 +60,7 @@ static char *trace_text(const wk_colloq_trace *t)
 
 /* Our preface line for role on wire written into buf (cap bytes, NUL-terminated after it): its
  * length, 0 when the encoder does not answer WK_DONE. */
-static size_t preface_of(const wk_colloq_plan *plan, wk_colloq_wire wire, uint32_t role, char *buf,
+static inline size_t preface_of(const wk_colloq_plan *plan, wk_colloq_wire wire, uint32_t role, char *buf,
                          size_t cap)
 {
     wk_error err;
@@ -73,7 +73,7 @@ static size_t preface_of(const wk_colloq_plan *plan, wk_colloq_wire wire, uint32
 /* Calls fn for every scenario of transcripts/index.txt ("name conversation status [wires=...]":
  * status 0, 2, 3 or live:N; wires NULL for all three). Returns the number listed, -1 when the
  * index cannot be read. */
-static int for_each_scenario(void (*fn)(const char *name, const char *conv, const char *status,
+static inline int for_each_scenario(void (*fn)(const char *name, const char *conv, const char *status,
                                         const char *wires))
 {
     char *idx = slurp("transcripts/index.txt", NULL);
