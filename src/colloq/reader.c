@@ -106,7 +106,7 @@ wk_result wk_colloq_reader_read(wk_colloq_reader *r, wk_in *in, wk_out *out, wk_
         }
         if (res == WK_ERROR) return reader_fail(r, err);
         /* the push ends inside a frame: keep its start */
-        memcpy(r->buf, in->src + in->pos, avail);
+        if (avail) memcpy(r->buf, in->src + in->pos, avail);
         r->blen = avail;
         r->taken += avail;
         in->pos = in->size;
