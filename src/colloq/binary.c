@@ -115,6 +115,14 @@ static inline void write_frame(uint8_t *p, const wk_colloq_message *m, const wk_
     for (uint32_t k = 0; k < m->bitmap_bytes; k++) base[k] = (uint8_t)(present >> (8 * k));
 }
 
+/* The range of each integer type as lo and hi - lo (unsigned arithmetic); bool, u64 and i64
+ * take every value (a bool is written as 0 or 1 whatever the union holds). */
+static const uint64_t int_lo[WK_COLLOQ_I64 + 1] = {
+    0, 0, 0, 0, 0, (uint64_t)INT8_MIN, (uint64_t)INT16_MIN, (uint64_t)INT32_MIN, 0};
+static const uint64_t int_span[WK_COLLOQ_I64 + 1] = {
+    UINT64_MAX, UINT8_MAX, UINT16_MAX, UINT32_MAX, UINT64_MAX, UINT8_MAX, UINT16_MAX, UINT32_MAX,
+    UINT64_MAX};
+
 /* One pass over f's values (field_count already checked): true with *plen the payload size when
  * every value fits m; false for anything unusual (a value out of range, a size that would
  * wrap), left to colloq_values_check to name. */
@@ -129,29 +137,22 @@ static inline bool payload_size_checked(const wk_colloq_message *m, const wk_col
             if (!fd->optional) return false;
             continue;
         }
-        switch (fd->type) {
-        case WK_COLLOQ_BOOL: case WK_COLLOQ_U64: case WK_COLLOQ_I64: break;
-        case WK_COLLOQ_U8: if (v->as.u > UINT8_MAX) return false; break;
-        case WK_COLLOQ_U16: if (v->as.u > UINT16_MAX) return false; break;
-        case WK_COLLOQ_U32: if (v->as.u > UINT32_MAX) return false; break;
-        case WK_COLLOQ_I8: if (v->as.i < INT8_MIN || v->as.i > INT8_MAX) return false; break;
-        case WK_COLLOQ_I16: if (v->as.i < INT16_MIN || v->as.i > INT16_MAX) return false; break;
-        case WK_COLLOQ_I32: if (v->as.i < INT32_MIN || v->as.i > INT32_MAX) return false; break;
-        case WK_COLLOQ_F32:
+        const wk_colloq_type t = fd->type;
+        if (t <= WK_COLLOQ_I64) { /* bool and integers: one range test, v - lo <= hi - lo */
+            if (v->as.u - int_lo[t] > int_span[t]) return false;
+        } else if (t == WK_COLLOQ_F32) {
             if (!isfinite(v->as.f) || (double)(float)v->as.f != v->as.f) return false;
-            break;
-        case WK_COLLOQ_F64: if (!isfinite(v->as.f)) return false; break;
-        case WK_COLLOQ_STRING:
-        case WK_COLLOQ_BYTES: {
+        } else if (t == WK_COLLOQ_F64) {
+            if (!isfinite(v->as.f)) return false;
+        } else if (t == WK_COLLOQ_STRING || t == WK_COLLOQ_BYTES) {
             size_t len = v->as.s.len;
             if (len && !v->as.s.ptr) return false;
-            if (fd->type == WK_COLLOQ_STRING && !wk_colloq_utf8_valid(v->as.s.ptr, len, NULL))
-                return false;
+            if (t == WK_COLLOQ_STRING && !wk_colloq_utf8_valid(v->as.s.ptr, len, NULL)) return false;
             if (len > SIZE_MAX - WK_COLLOQ_VARINT_MAX_LEN - n) return false; /* would wrap */
             n += wk_leb128_len(len) + len;
             continue;
-        }
-        default: return false;
+        } else {
+            return false;
         }
         n += fd->width;
     }
