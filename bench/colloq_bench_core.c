@@ -4,17 +4,17 @@
  *
  * Variants (what a receiving peer does with each frame, plus what the sender does where stated):
  *   reference     wk_colloq_reference_encode; wk_colloq_decoder_decode (json-c document) +
- *                 wk_colloq_check
+ *                 wk_colloq_session_check
  *   compact       wk_colloq_compact_encode; wk_colloq_decoder_decode (json-c document) +
- *                 wk_colloq_check
+ *                 wk_colloq_session_check
  *   compact_yajl  wk_colloq_compact_encode (the same bytes as compact); the line parsed with yajl
  *                 callbacks, no document: one handle reused for the stream of lines as the
  *                 library's decoders are (yajl_allow_multiple_values); numbers taken as raw text
  *                 and converted exactly; strings borrowed from the line unless yajl had to unescape
  *                 them; values put into a wk_colloq_frame against the plan's schedule (unknown key,
  *                 duplicate, missing required field, out of range, bad hex: malformed); then
- *                 wk_colloq_check
- *   binary        wk_colloq_binary_encode; wk_colloq_binary_decode (borrowed) + wk_colloq_check
+ *                 wk_colloq_session_check
+ *   binary        wk_colloq_binary_encode; wk_colloq_binary_decode (borrowed) + wk_colloq_session_check
  *   generated     the plan's codec generated as C by `wirekit colloq gen` at build time (bts, bmoe:
  *                 bench/colloq/token-stream.json, moe-router.json; bench/CMakeLists.txt): the application fills the message
  *                 structs, <prefix>_send checks the transition against the sender's session and
@@ -735,7 +735,7 @@ static bool lib_setup(lib_session *ls, bool moe, const session_data *d)
     memset(ls, 0, sizeof *ls);
     ls->moe = moe;
     ls->data = d;
-    if (wk_colloq_plan_compile(conv, strlen(conv), &ls->plan, &err) != WK_OK) {
+    if (wk_colloq_plan_compile(conv, strlen(conv), NULL, &ls->plan, &err) != WK_OK) {
         char buf[256];
         fail("compiling the %s conversation: %s", moe ? "moe" : "token-stream",
              wk_error_format(&err, buf, sizeof buf));
@@ -872,7 +872,7 @@ static bool gen_moe_matches(const app_frame *a, uint32_t t, uint64_t seq, const 
 
 static void lib_free(lib_session *ls)
 {
-    wk_colloq_plan_free(ls->plan);
+    wk_colloq_plan_destroy(ls->plan);
     free(ls->tid);
 }
 /* ---------------------------------------------------------------------------------------------
@@ -881,7 +881,7 @@ static void lib_free(lib_session *ls)
  * values); callbacks record the
  * envelope's "t" and "seq" (raw number text) and the payload's members (key, kind, raw text or
  * string slice) without building a document; when the top-level object closes the members are
- * resolved against the transition's schedule into a wk_colloq_frame, which wk_colloq_check checks.
+ * resolved against the transition's schedule into a wk_colloq_frame, which wk_colloq_session_check checks.
  * Strings (and numbers) borrow the line unless yajl had to unescape them, then they are copied into
  * a fixed scratch area; bytes are hex-decoded into it. Nothing here allocates per frame.
  * ------------------------------------------------------------------------------------------- */
@@ -1235,7 +1235,7 @@ static void op_exchange(void *ctx)
                 return fail("%s: encoding frame %zu: %s", v_key[c->variant], i, err.msg);
             if (!lib_decode(c, c->buf, out.pos))
                 return fail("%s: decoding frame %zu failed", v_key[c->variant], i);
-            if (wk_colloq_check(&s, &c->recv, ls->role[d->frames[i].sender], &err) != WK_OK)
+            if (wk_colloq_session_check(&s, &c->recv, ls->role[d->frames[i].sender], &err) != WK_OK)
                 return fail("%s: frame %zu refused: %s", v_key[c->variant], i, err.msg);
             if (c->verify && !lib_matches(ls, i, i, &c->recv))
                 return fail("%s: frame %zu differs", v_key[c->variant], i);
@@ -1339,7 +1339,7 @@ static void op_isolated(void *ctx)
         wk_error err;
         if (!lib_decode(c, c->frame, c->frame_len))
             return fail("%s: decoding the isolated frame failed", v_key[c->variant]);
-        if (wk_colloq_check(&s, &c->recv, c->ls->role[TS_SERVER], &err) != WK_OK)
+        if (wk_colloq_session_check(&s, &c->recv, c->ls->role[TS_SERVER], &err) != WK_OK)
             return fail("%s: isolated frame refused: %s", v_key[c->variant], err.msg);
         if (c->verify && !lib_matches(c->ls, c->frame_index, c->frame_index, &c->recv))
             return fail("%s: isolated frame differs", v_key[c->variant]);
@@ -1360,7 +1360,7 @@ static bool ctx_init(run_ctx *c, int v, bool moe, const session_data *d, lib_ses
     c->ls = ls;
     c->wire = v_wire[v];
     if (v == V_REF || v == V_COMPACT) {
-        c->dec = wk_colloq_decoder_new(ls->plan, c->wire, &err);
+        c->dec = wk_colloq_decoder_create(&(wk_colloq_decoder_params){ls->plan, c->wire, NULL}, &err);
         if (!c->dec) return fail("decoder_new: %s", err.msg), false;
     }
     if (v == V_YAJL) {
@@ -1379,7 +1379,7 @@ static bool ctx_init(run_ctx *c, int v, bool moe, const session_data *d, lib_ses
 
 static void ctx_free(run_ctx *c)
 {
-    if (c->dec) wk_colloq_decoder_free(c->dec);
+    if (c->dec) wk_colloq_decoder_destroy(c->dec);
     if (c->yj) {
         yj_free(c->yj);
         free(c->yj);

@@ -92,7 +92,7 @@ wk_colloq_plan *colloq_load_plan(const char *path, int *rc)
     }
     wk_colloq_plan *plan = NULL;
     wk_error err;
-    if (wk_colloq_plan_load((const char *)text, len, &plan, &err) != WK_OK) {
+    if (wk_colloq_plan_load((const char *)text, len, NULL, &plan, &err) != WK_OK) {
         *rc = fail_input(&err);
         plan = NULL;
     }
@@ -308,13 +308,13 @@ static int cmd_compile(int argc, char **argv)
     if (!text) return WK_EXIT_USAGE;
     wk_colloq_plan *plan = NULL;
     wk_error err;
-    wk_code code = wk_colloq_plan_compile((const char *)text, len, &plan, &err);
+    wk_code code = wk_colloq_plan_compile((const char *)text, len, NULL, &plan, &err);
     free(text);
     if (code != WK_OK) return fail_input(&err);
     int rc = put(plan->canonical, plan->canonical_len);
     if (!rc) rc = flush_stdout();
     if (!rc) fprintf(stderr, "plan %s\n", plan->identity);
-    wk_colloq_plan_free(plan);
+    wk_colloq_plan_destroy(plan);
     return rc;
 }
 
@@ -339,21 +339,26 @@ static const char run_help[] =
 /* Prints a trace line of frame f. 0 or an exit status. */
 static int print_frame(const wk_colloq_plan *plan, const wk_colloq_frame *f, outbuf *line)
 {
-    size_t n = wk_colloq_trace_frame_line(plan, f, (char *)line->p, line->cap);
-    if (n >= line->cap) {
-        if (!out_reserve(line, n + 1))
-            return fail_local(WK_ERR_NOMEM, "cannot hold a trace line of %zu bytes", n);
-        n = wk_colloq_trace_frame_line(plan, f, (char *)line->p, line->cap);
-    }
-    return put(line->p, n);
+    wk_error err;
+    size_t n;
+    if (wk_colloq_trace_frame_size(plan, f, &n, &err) != WK_OK)
+        return fail_local(err.code, "cannot write the trace line: %s", err.msg);
+    if (!out_reserve(line, n)) return fail_local(WK_ERR_NOMEM, "cannot hold a trace line of %zu bytes", n);
+    wk_out out = {line->p, line->cap, 0};
+    if (wk_colloq_trace_frame_encode(plan, f, &out, &err) != WK_DONE)
+        return fail_local(err.code, "cannot write the trace line: %s", err.msg);
+    return put(line->p, out.pos);
 }
 
 /* Prints the failure line of the session and its stderr line. Returns the exit status. */
 static int print_failure(const wk_colloq_session *sess, const wk_error *err)
 {
-    char buf[128];
-    size_t n = wk_colloq_trace_failure_line(sess->failure, sess->failure_seq, buf, sizeof buf);
-    int rc = n < sizeof buf ? put(buf, n) : 0;
+    uint8_t buf[128];
+    wk_out out = {buf, sizeof buf, 0};
+    wk_error le;
+    int rc = wk_colloq_trace_failure_encode(sess->failure, sess->failure_seq, &out, &le) == WK_DONE
+                 ? put(buf, out.pos)
+                 : 0;
     if (!rc) rc = flush_stdout();
     wk_error e = *err;
     if (e.code != sess->failure) /* the stderr line names the recorded kind */
@@ -369,7 +374,7 @@ static int run_session(const wk_colloq_plan *plan, wk_colloq_wire wire, instream
     uint32_t role;
     int rc = read_preface(s, plan, wire, &role);
     if (rc >= 0) return rc;
-    wk_colloq_decoder *dec = wk_colloq_decoder_new(plan, wire, &err);
+    wk_colloq_decoder *dec = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plan, wire, NULL}, &err);
     if (!dec) return fail_local(err.code, "cannot create the decoder: %s", err.msg);
     wk_colloq_session sess;
     wk_colloq_session_init(&sess, plan);
@@ -396,7 +401,8 @@ static int run_session(const wk_colloq_plan *plan, wk_colloq_wire wire, instream
         }
         s->start += in.pos;
         if (s->eof) {
-            if (wk_colloq_session_end(&sess, s->end - s->start, &err) != WK_OK) {
+            wk_in rest = {s->buf + s->start, s->end - s->start, 0};
+            if (wk_colloq_session_finish(&sess, &rest, &err) != WK_DONE) {
                 if (!err.has_offset) err.offset = s->base + s->end, err.has_offset = true;
                 rc = print_failure(&sess, &err);
             } else {
@@ -409,7 +415,7 @@ static int run_session(const wk_colloq_plan *plan, wk_colloq_wire wire, instream
 done:
     free(line.p);
     free(f);
-    wk_colloq_decoder_free(dec);
+    wk_colloq_decoder_destroy(dec);
     return rc;
 }
 
@@ -425,7 +431,7 @@ static int cmd_run(int argc, char **argv)
     instream s;
     if ((rc = in_init(&s, frame_limit(plan))) == 0) rc = run_session(plan, o.wire, &s);
     free(s.buf);
-    wk_colloq_plan_free(plan);
+    wk_colloq_plan_destroy(plan);
     return rc;
 }
 
@@ -452,11 +458,12 @@ static int convert_stream(const wk_colloq_plan *plan, wk_colloq_wire from, wk_co
     uint32_t role;
     int rc = read_preface(s, plan, from, &role);
     if (rc >= 0) return rc;
-    char pre[256];
-    size_t pn = wk_colloq_preface_write(plan, to, role, pre, sizeof pre);
-    if (pn >= sizeof pre) return fail_local(WK_ERR_ARG, "the preface does not fit");
-    if ((rc = put(pre, pn)) != 0) return rc;
-    wk_colloq_decoder *dec = wk_colloq_decoder_new(plan, from, &err);
+    uint8_t pre[256];
+    wk_out po = {pre, sizeof pre, 0};
+    if (wk_colloq_preface_encode(plan, to, role, &po, &err) != WK_DONE)
+        return fail_local(WK_ERR_ARG, "the preface does not fit");
+    if ((rc = put(pre, po.pos)) != 0) return rc;
+    wk_colloq_decoder *dec = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plan, from, NULL}, &err);
     if (!dec) return fail_local(err.code, "cannot create the decoder: %s", err.msg);
     wk_colloq_frame *f = malloc(sizeof *f);
     outbuf ob = {0};
@@ -532,7 +539,7 @@ done:
     if (rc) fflush(stdout);
     free(ob.p);
     free(f);
-    wk_colloq_decoder_free(dec);
+    wk_colloq_decoder_destroy(dec);
     return rc;
 }
 
@@ -548,7 +555,7 @@ static int cmd_convert(int argc, char **argv)
     instream s;
     if ((rc = in_init(&s, frame_limit(plan))) == 0) rc = convert_stream(plan, o.from, o.to, &s);
     free(s.buf);
-    wk_colloq_plan_free(plan);
+    wk_colloq_plan_destroy(plan);
     return rc;
 }
 
@@ -578,22 +585,22 @@ static int cmd_verify(int argc, char **argv)
     size_t len = 0;
     uint8_t *text = read_file(o.file, &len);
     if (!text) {
-        wk_colloq_plan_free(plan);
+        wk_colloq_plan_destroy(plan);
         return WK_EXIT_USAGE;
     }
     wk_colloq_trace t;
-    wk_colloq_trace_init(&t);
+    wk_colloq_trace_init(&t, NULL);
     wk_error err;
     if (wk_colloq_trace_parse((const char *)text, len, &t, &err) != WK_OK ||
-        wk_colloq_verify_trace(plan, &t, NULL, &err) != WK_OK) {
+        wk_colloq_trace_verify(plan, &t, NULL, &err) != WK_OK) {
         rc = err.code == WK_ERR_NOMEM ? fail_local(WK_ERR_NOMEM, "%s", err.msg) : fail_input(&err);
     } else {
         printf("ok %zu entries\n", t.count);
         rc = flush_stdout();
     }
-    wk_colloq_trace_free(&t);
+    wk_colloq_trace_destroy(&t);
     free(text);
-    wk_colloq_plan_free(plan);
+    wk_colloq_plan_destroy(plan);
     return rc;
 }
 

@@ -88,9 +88,12 @@ int wk_cli_colloq_gen(int argc, char **argv)
     int rc;
     wk_colloq_plan *plan = colloq_load_plan(plan_path, &rc);
     if (!plan) return rc; /* one stderr line; nothing written */
-    char def[64];
+    char def[WK_COLLOQ_CODEGEN_PREFIX_MAX + 1];
     if (!prefix) {
-        wk_colloq_codegen_default_prefix(plan, def, sizeof def);
+        wk_out o = {(uint8_t *)def, WK_COLLOQ_CODEGEN_PREFIX_MAX, 0};
+        wk_error err;
+        wk_colloq_codegen_prefix_encode(plan, &o, &err); /* at most PREFIX_MAX bytes: WK_DONE */
+        def[o.pos] = '\0';
         prefix = def;
     }
     wk_colloq_codegen_params params = {prefix, NULL, NULL};
@@ -129,6 +132,6 @@ done:
     free(cp);
     free(ht);
     free(ct);
-    wk_colloq_plan_free(plan);
+    wk_colloq_plan_destroy(plan);
     return rc;
 }

@@ -16,7 +16,7 @@
  *             5, 6, 7 frame 0, 1 or 3 comes from the next role (wrong-sender)
  *
  * Pass A decodes the stream frame by frame with wk_colloq_binary_decode from one buffer holding
- * all of it and checks each frame with wk_colloq_check. Checked for every decode:
+ * all of it and checks each frame with wk_colloq_session_check. Checked for every decode:
  *   - a reference decoder written here from the spec (LEB128 varints of at most 10 bytes in
  *     minimal form, presence bitmap with unused bits 0, fixed-width little-endian scalars,
  *     bool 0/1, NaN/infinity refused (colloq.h decision 6), varint-prefixed string/bytes inside
@@ -32,7 +32,7 @@
  *   - decode, check and encode allocate nothing (fuzz/alloc_hook.h: only the allocations of the
  *     calling thread while the measured call runs are counted, through the sanitizer malloc hook
  *     under libFuzzer and -Wl,--wrap in replay builds; a failure prints each allocation's stack);
- *   - wk_colloq_check agrees with a reference checker (order after-final, unknown-transition,
+ *   - wk_colloq_session_check agrees with a reference checker (order after-final, unknown-transition,
  *     wrong-state, wrong-sender (live: the transition's role must be the frame's sender),
  *     bad-sequence, then the decoder's payload
  *     verdict): same failure code, or accepted with the same transition, next
@@ -48,7 +48,10 @@
  * Pass B feeds the same stream in pushes of the chosen size (the bytes not yet pushed are
  * ASan-poisoned, so reading past a push is a crash), pass C runs wk_colloq_session_step with a
  * binary wk_colloq_decoder over the whole input: both give the same verdict as pass A (frames
- * accepted, a CRC of their transitions, seqs and bytes, the failure code and its seq). */
+ * accepted, a CRC of their transitions, seqs and bytes, the failure code and its seq). Pass D
+ * (transcript modes) drives a wk_colloq_reader through the contract harness (fuzz/fuzz_drive.h:
+ * pushes of the chosen size and whole, every call checked against the contract, both runs the
+ * same outcome): the same frames accepted and the same failure as pass A. */
 #include <wirekit/colloq.h>
 #include <math.h>
 #include <stdio.h>
@@ -58,6 +61,8 @@
 
 #include "alloc_hook.h"
 #include "fuzz_check.h"
+#include "fuzz_drive.h"
+#include "wk_contract_colloq.h"
 
 /* Sanitizer runtime hooks, weak: absent (NULL) in builds without a sanitizer runtime. */
 void __asan_poison_memory_region(void const volatile *addr, size_t size) __attribute__((weak));
@@ -260,16 +265,16 @@ static void init(void)
     for (int i = 0; i < PLAN_COUNT; i++) {
         wk_error err;
         wk_error_clear(&err);
-        if (wk_colloq_plan_compile(texts[i], strlen(texts[i]), &plans[i], &err) != WK_OK) {
+        if (wk_colloq_plan_compile(texts[i], strlen(texts[i]), NULL, &plans[i], &err) != WK_OK) {
             char buf[256];
             fprintf(stderr, "plan %d: %s\n", i, wk_error_format(&err, buf, sizeof buf));
             abort();
         }
         CHECK(plans[i]->has_schedules);
-        decoders[i] = wk_colloq_decoder_new(plans[i], WK_COLLOQ_WIRE_BINARY, &err);
+        decoders[i] = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plans[i], WK_COLLOQ_WIRE_BINARY, NULL}, &err);
         CHECK(decoders[i]);
-        json_decoders[i][0] = wk_colloq_decoder_new(plans[i], WK_COLLOQ_WIRE_REFERENCE, &err);
-        json_decoders[i][1] = wk_colloq_decoder_new(plans[i], WK_COLLOQ_WIRE_COMPACT, &err);
+        json_decoders[i][0] = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plans[i], WK_COLLOQ_WIRE_REFERENCE, NULL}, &err);
+        json_decoders[i][1] = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plans[i], WK_COLLOQ_WIRE_COMPACT, NULL}, &err);
         CHECK(json_decoders[i][0] && json_decoders[i][1]);
     }
     free(wide);
@@ -530,7 +535,7 @@ static uint32_t sender_of(uint8_t mode, uint64_t k, const wk_colloq_plan *plan, 
 static void check_failure(const wk_colloq_session *s, wk_code code, const wk_error *err,
                           uint64_t accepted)
 {
-    CHECK(wk_colloq_is_failure(code));
+    CHECK(wk_colloq_code_is_failure(code));
     CHECK(wk_colloq_failure_name(code) != NULL);
     CHECK(err->code == code);
     CHECK(wk_code_category(code) == WK_CAT_PEER_PROTOCOL);
@@ -610,7 +615,7 @@ static verdict pass_a(int pi, uint8_t mode, const uint8_t *w, size_t n)
         if (r == WK_NEED_INPUT) {
             CHECK(rr == R_NEED);
             CHECK(in.pos == 0);
-            wk_code c = wk_colloq_session_end(&s, n - pos, &err);
+            wk_code c = (wk_colloq_session_finish(&s, &(wk_in){w, n, pos}, &err) == WK_DONE ? WK_OK : err.code);
             wk_code want = pos == n ? WK_OK
                            : rs.finished ? WK_ERR_COLLOQ_AFTER_FINAL
                                          : WK_ERR_COLLOQ_TRUNCATED;
@@ -673,13 +678,13 @@ static verdict pass_a(int pi, uint8_t mode, const uint8_t *w, size_t n)
             ref_check(plan, &rs, rf.transition, rf.seq, rf.payload_error, sender, &want_t);
         wk_error_clear(&err);
         fuzz_alloc_begin();
-        wk_code c = wk_colloq_check(&s, &f, sender, &err);
+        wk_code c = wk_colloq_session_check(&s, &f, sender, &err);
         FUZZ_ALLOC_NONE();
         CHECK(c == want);
         if (c != WK_OK) {
             check_failure(&s, c, &err, v.accepted);
             wk_error e2;
-            CHECK(wk_colloq_check(&s, &f, sender, &e2) == c && e2.code == c); /* sticky */
+            CHECK(wk_colloq_session_check(&s, &f, sender, &e2) == c && e2.code == c); /* sticky */
             CHECK(s.failure == c && s.failure_seq == v.accepted);
             v.failure = c;
             v.failure_seq = s.next_seq;
@@ -733,7 +738,7 @@ static verdict pass_b(const wk_colloq_plan *plan, uint8_t mode, const uint8_t *w
                 have += add;
                 continue;
             }
-            v.failure = wk_colloq_session_end(&s, n - pos, &err);
+            v.failure = (wk_colloq_session_finish(&s, &(wk_in){buf, n, pos}, &err) == WK_DONE ? WK_OK : err.code);
             break;
         }
         if (r == WK_ERROR) {
@@ -743,7 +748,7 @@ static verdict pass_b(const wk_colloq_plan *plan, uint8_t mode, const uint8_t *w
         }
         CHECK(r == WK_DONE);
         uint32_t sender = sender_of(mode, v.accepted, plan, w + pos, n - pos);
-        wk_code c = wk_colloq_check(&s, &f, sender, &err);
+        wk_code c = wk_colloq_session_check(&s, &f, sender, &err);
         if (c != WK_OK) {
             v.failure = c;
             break;
@@ -776,11 +781,11 @@ static verdict pass_c(const wk_colloq_plan *plan, wk_colloq_decoder *d, uint8_t 
         FUZZ_ALLOC_NONE();
         if (r == WK_NEED_INPUT) {
             CHECK(in.pos == start);
-            v.failure = wk_colloq_session_end(&s, n - in.pos, &err);
+            v.failure = (wk_colloq_session_finish(&s, &in, &err) == WK_DONE ? WK_OK : err.code);
             break;
         }
         if (r == WK_ERROR) {
-            CHECK(s.failure != WK_OK && wk_colloq_is_failure(s.failure));
+            CHECK(s.failure != WK_OK && wk_colloq_code_is_failure(s.failure));
             v.failure = s.failure;
             break;
         }
@@ -813,6 +818,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(a.accepted == c.accepted && a.record == c.record && a.failure == c.failure &&
           a.failure_seq == c.failure_seq);
     CHECK(a.failure_seq == a.accepted);
+    if (mode < 4) {
+        static wk_contract_colloq m;
+        wk_contract_colloq_setup(&m, plan, WK_COLLOQ_WIRE_BINARY, WK_COLLOQ_SENDER_TRANSCRIPT);
+        wk_contract_outcome d = fuzz_drive(&wk_contract_colloq_ops, &m, NULL, w, n, push, 0);
+        CHECK(d.events == a.accepted && m.end.next_seq == a.accepted);
+        CHECK(d.verdict == WK_DONE ? a.failure == WK_OK : d.error.code == a.failure);
+    }
 #ifdef COLLOQ_FUZZ_VERBOSE /* replay builds: -DCOLLOQ_FUZZ_VERBOSE prints each verdict */
     fprintf(stderr, "plan %s: %llu accepted, %s\n", plan->name, (unsigned long long)a.accepted,
             a.failure ? wk_colloq_failure_name(a.failure) : "clean end");

@@ -121,41 +121,41 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wk_colloq_plan *p = NULL, *q = NULL, *l = NULL;
     wk_error err;
     wk_error_clear(&err);
-    wk_code c = wk_colloq_plan_compile(text, size, &p, &err);
+    wk_code c = wk_colloq_plan_compile(text, size, NULL, &p, &err);
     if (c == WK_OK) {
         CHECK(p != NULL && err.code == WK_OK);
         check_plan(p);
         CHECK(p->has_schedules);
         /* the canonical plan loads back to itself */
         wk_error_clear(&err);
-        CHECK(wk_colloq_plan_load(p->canonical, p->canonical_len, &q, &err) == WK_OK);
+        CHECK(wk_colloq_plan_load(p->canonical, p->canonical_len, NULL, &q, &err) == WK_OK);
         check_same(p, q);
-        wk_colloq_plan_free(q);
+        wk_colloq_plan_destroy(q);
         q = NULL;
         /* deterministic, and load on a conversation is compile */
-        CHECK(wk_colloq_plan_compile(text, size, &q, &err) == WK_OK);
+        CHECK(wk_colloq_plan_compile(text, size, NULL, &q, &err) == WK_OK);
         check_same(p, q);
-        CHECK(wk_colloq_plan_load(text, size, &l, &err) == WK_OK);
+        CHECK(wk_colloq_plan_load(text, size, NULL, &l, &err) == WK_OK);
         check_same(p, l);
-        wk_colloq_plan_free(q);
-        wk_colloq_plan_free(l);
-        wk_colloq_plan_free(p);
+        wk_colloq_plan_destroy(q);
+        wk_colloq_plan_destroy(l);
+        wk_colloq_plan_destroy(p);
         return 0;
     }
     CHECK(p == NULL);
     check_error(&err, c, size);
     /* the loader: a plan file, or the same failure */
     wk_error_clear(&err);
-    wk_code lc = wk_colloq_plan_load(text, size, &l, &err);
+    wk_code lc = wk_colloq_plan_load(text, size, NULL, &l, &err);
     if (lc != WK_OK) {
         CHECK(l == NULL);
         check_error(&err, lc, size);
         return 0;
     }
     check_plan(l);
-    CHECK(wk_colloq_plan_load(l->canonical, l->canonical_len, &q, &err) == WK_OK);
+    CHECK(wk_colloq_plan_load(l->canonical, l->canonical_len, NULL, &q, &err) == WK_OK);
     check_same(l, q);
-    wk_colloq_plan_free(q);
-    wk_colloq_plan_free(l);
+    wk_colloq_plan_destroy(q);
+    wk_colloq_plan_destroy(l);
     return 0;
 }

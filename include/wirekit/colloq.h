@@ -17,7 +17,7 @@
  *   2. Check order for a frame: after-final, unknown-transition, wrong-state, wrong-sender,
  *      bad-sequence, then the payload (payload-too-large / malformed-payload as found while
  *      decoding). Decoders do not fail on payload content: they record it in the frame
- *      (payload_error) and wk_colloq_check reports it after the header checks, so the failure kind
+ *      (payload_error) and wk_colloq_session_check reports it after the header checks, so the failure kind
  *      is the same whichever encoding carried the frame. A frame whose envelope cannot be read at
  *      all (not JSON, no/invalid "seq"/"t"/"state"/"message"/"sender"/"payload" key, unknown or
  *      duplicate envelope key, non-minimal or over-long header varint) is malformed-payload,
@@ -44,7 +44,7 @@
  *      does not have, or a (state, message) no transition leaves on, is unknown-transition. When
  *      transitions leave that state on that message but none from that sender (a role the plan
  *      does not have included), the frame is wrong-sender: the decoder names the lowest of those
- *      transitions and sets sender_mismatch, and wk_colloq_check reports wrong-sender in its
+ *      transitions and sets sender_mismatch, and wk_colloq_session_check reports wrong-sender in its
  *      usual place (after after-final, unknown-transition and wrong-state). In a live session the
  *      frame's transition must also be the live sender's, in every encoding.
  *   9. Names of roles, states, messages and fields are [A-Za-z_][A-Za-z0-9_]*; the conversation's
@@ -69,7 +69,7 @@
  *  12. Preface: role must be one of the plan's roles; in a live session it must differ from
  *      ours. Keys exactly colloq/plan/wire/role; colloq must be "wire/v0".
  *  13. Trace lines: payload keys in schedule order; failure line {"failure":"<kind>","seq":N}.
- *      verify_trace replays the accepted entries through the checker (seq from 0, transition from
+ *      wk_colloq_trace_verify replays the accepted entries through the checker (seq from 0, transition from
  *      the current state, payload against the schedule, from/to/message naming the transition)
  *      and checks a failure entry is last, has seq = next expected, and is after-final exactly
  *      when the session had finished.
@@ -105,9 +105,16 @@
  *      the transition against the sender's session (WK_ERR_STATE, WK_ERR_ARG) and writes the
  *      session's next sequence number. The code embeds the canonical plan (<p>_plan_canonical).
  *
- * Lifetimes: a plan owns all its memory (wk_colloq_plan_free); frames borrow: binary string/bytes
- * values point into the caller's input buffer, JSON ones into the decoder (valid until its next
- * decode or free).
+ * Lifetimes: a plan owns all its memory (wk_colloq_plan_destroy); frames borrow: binary
+ * string/bytes values point into the caller's input buffer, JSON ones into the decoder (valid
+ * until its next decode or destroy).
+ *
+ * Memory: objects are made by wk_colloq_plan_compile / _load, wk_colloq_decoder_create and
+ * wk_colloq_trace_init, each from a params struct whose `allocator` (NULL: malloc/free) every
+ * allocation of the object, and of the call that makes it, goes through. The one exception is
+ * json-c: the documents and tokeners it builds while reading JSON (conversations, plans, JSON
+ * frames, prefaces, trace lines) come from json-c's own malloc, which has no per-object hook.
+ * The binary path, the checker and the encoders allocate nothing.
  */
 #ifndef WIREKIT_COLLOQ_H
 #define WIREKIT_COLLOQ_H
@@ -162,9 +169,9 @@ bool wk_colloq_wire_parse(const char *name, wk_colloq_wire *out);
  * "after-final"); NULL for any other code. Static storage. */
 const char *wk_colloq_failure_name(wk_code code);
 /* The failure code of a failure name of len bytes; WK_OK when it names none. */
-wk_code wk_colloq_failure_code(const char *name, size_t len);
+wk_code wk_colloq_failure_parse(const char *name, size_t len);
 /* True for the eight failure codes (740-747). */
-bool wk_colloq_is_failure(wk_code code);
+bool wk_colloq_code_is_failure(wk_code code);
 
 /* ---------------------------------------------------------------------------------------------
  * Inline helpers of the binary frame, shared by the library and generated codecs
@@ -197,54 +204,23 @@ static inline bool wk_colloq_utf8_valid(const uint8_t *q, size_t len, size_t *ba
     return true;
 }
 
-/* LEB128 (the binary frame's varints): bytes v takes in minimal form (1..10). */
-static inline unsigned wk_colloq_varint_len(uint64_t v)
-{
-    if (v < 0x80) return 1;
-    if (v < 0x4000) return 2;
-    unsigned n = 3;
-    for (v >>= 21; v; v >>= 7) n++;
-    return n;
-}
-/* Writes v in minimal LEB128 at dst (room for wk_colloq_varint_len(v) bytes); returns the count. */
-static inline unsigned wk_colloq_varint_put(uint8_t *dst, uint64_t v)
-{
-    if (v < 0x80) {
-        dst[0] = (uint8_t)v;
-        return 1;
-    }
-    if (v < 0x4000) {
-        dst[0] = (uint8_t)(v | 0x80);
-        dst[1] = (uint8_t)(v >> 7);
-        return 2;
-    }
-    unsigned n = 0;
-    while (v >= 0x80) {
-        dst[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    dst[n++] = (uint8_t)v;
-    return n;
-}
-/* Reads a minimal LEB128 varint from [*p, end). 1: ok (*p advanced); 0: input ends inside it;
- * -1: malformed (non-minimal, longer than 10 bytes or above 2^64-1), *p at the bad byte.
- * wk_colloq_varint_get_slow is the whole rule (out of line); the inline function takes the 1- and
- * 2-byte forms itself (every transition id, length and sequence number below 16384). */
-int wk_colloq_varint_get_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v);
+/* LEB128 of the binary frame (minimal form, at most 10 bytes): the rule is common.h's
+ * (wk_leb128_len, wk_leb128_put, wk_cursor_leb128 with WK_VARINT_MINIMAL), which the library
+ * parses through. These three forward to it and stay for generated codecs, whose code calls them.
+ * _len: bytes v takes (1..10). _put: writes v at dst (room for _len(v) bytes), returns the count.
+ * _get: reads one from [*pp, end): 1 ok (*pp advanced); 0 the input ends inside it; -1 malformed
+ * (non-minimal, longer than 10 bytes or above 2^64-1), *pp at the byte at fault. */
+static inline unsigned wk_colloq_varint_len(uint64_t v) { return wk_leb128_len(v); }
+static inline unsigned wk_colloq_varint_put(uint8_t *dst, uint64_t v) { return wk_leb128_put(dst, v); }
 static inline int wk_colloq_varint_get(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 {
-    const uint8_t *p = *pp;
-    if (p < end && *p < 0x80) {
-        *v = *p;
-        *pp = p + 1;
-        return 1;
+    wk_cursor c = wk_cursor_make(*pp, (size_t)(end - *pp));
+    size_t len;
+    switch (wk_cursor_leb128(&c, WK_LEB128_MAX_LEN, WK_VARINT_MINIMAL, v, &len)) {
+    case WK_CURSOR_OK: *pp = c.p; return 1;
+    case WK_CURSOR_TRUNCATED: return 0;
+    default: *pp += len - 1; return -1;
     }
-    if (end - p >= 2 && p[1] < 0x80 && p[1] != 0) { /* p[0] >= 0x80 here; p[1] = 0 is not minimal */
-        *v = (uint64_t)(p[0] & 0x7F) | (uint64_t)p[1] << 7;
-        *pp = p + 2;
-        return 1;
-    }
-    return wk_colloq_varint_get_slow(pp, end, v);
 }
 
 
@@ -296,16 +272,26 @@ typedef struct wk_colloq_plan {
     char identity[WK_COLLOQ_IDENTITY_LEN + 1]; /* lowercase hex BLAKE3 of canonical */
 } wk_colloq_plan;
 
-/* Compiles conversation JSON text (len bytes, need not be NUL-terminated) into a new plan.
- * On success *out owns everything (free with wk_colloq_plan_free). On failure *out is NULL and err
- * carries a WK_ERR_COLLOQ_* compile code whose message starts with the JSON path. */
-wk_code wk_colloq_plan_compile(const char *json, size_t len, wk_colloq_plan **out, wk_error *err);
+/* How a plan is made. A NULL params pointer is all defaults. */
+typedef struct wk_colloq_plan_params {
+    const wk_allocator *allocator; /* the plan's memory and the compiler's scratch (json-c's own
+                                      documents excepted); NULL: malloc/free. Must outlive the
+                                      plan. */
+} wk_colloq_plan_params;
+
+/* Compiles conversation JSON text (json[0..len), borrowed for the call, need not be
+ * NUL-terminated) into a new plan. On WK_OK *out is the caller's (wk_colloq_plan_destroy); the
+ * plan owns every pointer in it. On failure *out is NULL and err carries a WK_ERR_COLLOQ_* compile
+ * code whose message starts with the JSON path, or WK_ERR_NOMEM. */
+wk_code wk_colloq_plan_compile(const char *json, size_t len, const wk_colloq_plan_params *params,
+                               wk_colloq_plan **out, wk_error *err);
 /* Like wk_colloq_plan_compile but also accepts a compiled plan ("colloq":"plan/v0"), which must be
  * canonical-equivalent to what its content compiles to (else WK_ERR_COLLOQ_PLAN). What `--plan`
  * files go through. */
-wk_code wk_colloq_plan_load(const char *json, size_t len, wk_colloq_plan **out, wk_error *err);
-/* Frees a plan and everything it owns (NULL is fine). */
-void wk_colloq_plan_free(wk_colloq_plan *plan);
+wk_code wk_colloq_plan_load(const char *json, size_t len, const wk_colloq_plan_params *params,
+                            wk_colloq_plan **out, wk_error *err);
+/* Frees a plan and everything it owns through its allocator (NULL is fine). */
+void wk_colloq_plan_destroy(wk_colloq_plan *plan);
 
 /* Index of a role / state / message named by len bytes; -1 when there is none. */
 int32_t wk_colloq_plan_role(const wk_colloq_plan *plan, const char *name, size_t len);
@@ -331,11 +317,15 @@ typedef struct wk_colloq_preface {
     char role[64];                         /* role name as sent (NUL-terminated) */
 } wk_colloq_preface;
 
-/* Writes `{"colloq":"wire/v0","plan":"<identity>","wire":"<wire>","role":"<role>"}\n` for our
- * role index into buf (capacity cap, NUL-terminated when it fits). Returns the length (with the
- * '\n', without the NUL); a result >= cap means it did not fit (snprintf convention). */
-size_t wk_colloq_preface_write(const wk_colloq_plan *plan, wk_colloq_wire wire, uint32_t role,
-                               char *buf, size_t cap);
+/* The preface line `{"colloq":"wire/v0","plan":"<identity>","wire":"<wire>","role":"<role>"}\n`
+ * of our role index. _size: WK_OK with *size its length (with the '\n'), or WK_ERR_ARG (unknown
+ * wire, role not in the plan; *size 0). _encode writes it at out->dst + out->pos: WK_DONE (pos
+ * advanced by the size), WK_NEED_OUTPUT (out untouched), WK_ERROR (WK_ERR_ARG as _size, or no
+ * valid view; out untouched). plan is borrowed for the call. */
+wk_code wk_colloq_preface_size(const wk_colloq_plan *plan, wk_colloq_wire wire, uint32_t role,
+                               size_t *size, wk_error *err);
+wk_result wk_colloq_preface_encode(const wk_colloq_plan *plan, wk_colloq_wire wire, uint32_t role,
+                                   wk_out *out, wk_error *err);
 /* Parses one preface line of len bytes (a trailing '\n' is allowed). WK_OK or
  * WK_ERR_COLLOQ_PREFACE (malformed: not JSON, keys other than the four, wrong version, bad
  * identity syntax, unknown wire, role too long). */
@@ -372,14 +362,14 @@ typedef struct wk_colloq_frame {
     uint64_t seq;
     uint32_t field_count;  /* the schedule's field count (0 when the transition is unknown) */
     wk_code payload_error; /* WK_OK, or MALFORMED_PAYLOAD / PAYLOAD_TOO_LARGE found by the decoder;
-                              wk_colloq_check reports it after the header checks */
+                              wk_colloq_session_check reports it after the header checks */
     uint64_t payload_error_offset; /* byte offset in the frame (binary); 0 for JSON */
     const char *payload_error_reason; /* static text, or NULL */
     size_t payload_len;    /* binary: the frame's payload_len; JSON: the computed binary size */
     wk_colloq_value fields[WK_COLLOQ_MAX_FIELDS]; /* [i] = schedule field i */
     bool sender_mismatch;  /* set by the reference decoder when the frame's "sender" names no
                               transition from its (state, message) while others do: transition
-                              is then the lowest of those, and wk_colloq_check reports
+                              is then the lowest of those, and wk_colloq_session_check reports
                               wrong-sender after the state check (decision 8); always false for
                               compact and binary frames (the id names the sender) */
 } wk_colloq_frame;
@@ -396,11 +386,16 @@ int32_t wk_colloq_message_field(const wk_colloq_message *m, const char *name, si
 size_t wk_colloq_payload_size(const wk_colloq_plan *plan, uint32_t t, const wk_colloq_frame *f);
 
 /* ---------------------------------------------------------------------------------------------
- * Encoders: into caller buffers, never half a frame. WK_DONE (out->pos advanced),
- * WK_NEED_OUTPUT (out untouched), WK_ERROR with WK_ERR_ARG when the frame's values do not fit the
- * schedule (unknown transition, missing required field, bad UTF-8, NaN, value out of range).
- * JSON encoders end the line with '\n'.
+ * Encoders: into the caller's view, never half a frame, allocating nothing. WK_DONE (out->pos
+ * advanced by exactly the size wk_colloq_frame_size gives), WK_NEED_OUTPUT (out untouched:
+ * position and bytes), WK_ERROR with WK_ERR_ARG (out untouched) when the frame's values do not fit
+ * the schedule (unknown transition, missing required field, bad UTF-8, NaN, value out of range)
+ * or there is no valid view, whatever the room. JSON encoders end the line with '\n'. plan and f
+ * are borrowed for the call.
  * ------------------------------------------------------------------------------------------- */
+/* Bytes frame f takes on wire: WK_OK with *size, or WK_ERR_ARG as the encoders (*size 0). */
+wk_code wk_colloq_frame_size(const wk_colloq_plan *plan, wk_colloq_wire wire,
+                             const wk_colloq_frame *f, size_t *size, wk_error *err);
 wk_result wk_colloq_reference_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
                                      wk_out *out, wk_error *err);
 wk_result wk_colloq_compact_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
@@ -411,11 +406,13 @@ wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_fr
 wk_result wk_colloq_frame_encode(const wk_colloq_plan *plan, wk_colloq_wire wire,
                                  const wk_colloq_frame *f, wk_out *out, wk_error *err);
 
-/* Appends the payload object `{...}` (JSON envelope conventions, schedule order) of f under
- * transition t into buf. Returns the length needed; >= cap means truncated (snprintf convention,
- * buf NUL-terminated when cap > 0). */
-size_t wk_colloq_payload_json(const wk_colloq_plan *plan, uint32_t t, const wk_colloq_frame *f,
-                              char *buf, size_t cap);
+/* The payload object `{...}` of f (JSON envelope conventions, schedule order) under its
+ * transition, as the encoders above: _size WK_OK / WK_ERR_ARG, _encode WK_DONE, WK_NEED_OUTPUT
+ * (out untouched) or WK_ERROR. */
+wk_code wk_colloq_payload_json_size(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                    size_t *size, wk_error *err);
+wk_result wk_colloq_payload_json_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                        wk_out *out, wk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
  * Decoders
@@ -436,11 +433,18 @@ wk_result wk_colloq_binary_decode(const wk_colloq_plan *plan, wk_in *in, wk_coll
 /* A decoder for one wire, holding what the JSON decoders need between frames (json-c tokener and
  * document, a scratch buffer for bytes fields). Created once per session. */
 typedef struct wk_colloq_decoder wk_colloq_decoder;
-/* New decoder for plan (borrowed; must outlive it) and wire; NULL on WK_ERR_NOMEM or binary on a
- * v0 plan (WK_ERR_ARG). */
-wk_colloq_decoder *wk_colloq_decoder_new(const wk_colloq_plan *plan, wk_colloq_wire wire,
-                                         wk_error *err);
-void wk_colloq_decoder_free(wk_colloq_decoder *d);
+typedef struct wk_colloq_decoder_params {
+    const wk_colloq_plan *plan;    /* borrowed; must outlive the decoder */
+    wk_colloq_wire wire;
+    const wk_allocator *allocator; /* the decoder and its scratch buffer (max_payload_max bytes
+                                      for JSON wires; json-c's tokener and documents excepted);
+                                      NULL: malloc/free. Must outlive the decoder. */
+} wk_colloq_decoder_params;
+/* New decoder (the caller's: wk_colloq_decoder_destroy); NULL with err set on WK_ERR_NOMEM, or
+ * WK_ERR_ARG (no params or plan, unknown wire, binary on a v0 plan). */
+wk_colloq_decoder *wk_colloq_decoder_create(const wk_colloq_decoder_params *params, wk_error *err);
+/* Frees d and what it holds (NULL is fine); frames it decoded stop being valid. */
+void wk_colloq_decoder_destroy(wk_colloq_decoder *d);
 /* Reads one frame from in (any wire): binary as wk_colloq_binary_decode; JSON wires read one
  * line up to '\n' (consumed). Same results as wk_colloq_binary_decode; for JSON, WK_ERROR is a
  * malformed envelope (WK_ERR_COLLOQ_MALFORMED_PAYLOAD) or a line over WK_COLLOQ_JSON_LINE_MAX
@@ -463,27 +467,70 @@ typedef struct wk_colloq_session {
     bool finished;              /* the current state is final */
     wk_code failure;            /* WK_OK while alive; else the failure code (session over) */
     uint64_t failure_seq;       /* next_seq when it failed */
+    wk_error error;             /* the failure as first reported; every later call on a failed
+                                   session reports it again, unchanged */
 } wk_colloq_session;
 
-/* Starts a session at the plan's initial state, seq 0. */
+/* Starts a session (a plain caller-owned struct; it allocates nothing) at the plan's initial
+ * state, seq 0. plan is borrowed and must outlive the session. */
 void wk_colloq_session_init(wk_colloq_session *s, const wk_colloq_plan *plan);
 /* Checks frame f sent by role `sender` (WK_COLLOQ_SENDER_TRANSCRIPT: the transition's role; a
  * live role must be the transition's, and for a reference frame the one its "sender" names).
  * WK_OK: accepted; state and next_seq advance (f->transition is the accepted id).
  * Otherwise the failure code (740-747, err set with seq and reason) and the session is over:
- * later calls return the same failure. */
-wk_code wk_colloq_check(wk_colloq_session *s, const wk_colloq_frame *f, uint32_t sender,
-                        wk_error *err);
+ * later calls return the same failure with the same wk_error (s->error). f is borrowed for the
+ * call. */
+wk_code wk_colloq_session_check(wk_colloq_session *s, const wk_colloq_frame *f, uint32_t sender,
+                                wk_error *err);
 /* Records a failure found outside check (a decoder's WK_ERROR code, or truncated): becomes
- * after-final when the session had finished. Returns the recorded code. */
+ * after-final when the session had finished; a code that is no failure kind becomes
+ * malformed-payload. When err already carries the code (the decoder's), its message and offset
+ * are kept. Returns the recorded code. */
 wk_code wk_colloq_session_fail(wk_colloq_session *s, wk_code code, wk_error *err);
-/* End of input with `leftover` unconsumed bytes: WK_OK when 0 (clean end, whatever the state),
- * else records truncated (after-final when finished) and returns it. */
-wk_code wk_colloq_session_end(wk_colloq_session *s, size_t leftover, wk_error *err);
+/* End of input. rest = the bytes the caller holds unread (NULL or empty: none; never consumed).
+ * WK_DONE when there are none (a clean end, whatever the state); else WK_ERROR, truncated
+ * recorded (after-final when the session had finished). On a failed session WK_ERROR with its
+ * failure again. Calling it again gives the same answer. */
+wk_result wk_colloq_session_finish(wk_colloq_session *s, const wk_in *rest, wk_error *err);
 /* Decode one frame with d and check it: WK_DONE (accepted, f holds it), WK_NEED_INPUT, or
  * WK_ERROR (failure recorded in s->failure; err says why). */
 wk_result wk_colloq_session_step(wk_colloq_session *s, wk_colloq_decoder *d, wk_in *in,
                                  uint32_t sender, wk_colloq_frame *f, wk_error *err);
+
+/* ---------------------------------------------------------------------------------------------
+ * Reader: the frames of one wire decoded and checked from a stream, in the contract's shape
+ * (docs/architecture.md): pushes of any size, one event per accepted frame.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct wk_colloq_reader wk_colloq_reader;
+typedef struct wk_colloq_reader_params {
+    const wk_colloq_plan *plan;    /* borrowed; must outlive the reader */
+    wk_colloq_wire wire;
+    uint32_t sender;               /* WK_COLLOQ_SENDER_TRANSCRIPT, or the live peer's role index */
+    const wk_allocator *allocator; /* the reader, its decoder, and a buffer for one frame (the
+                                      largest a frame of the plan may take on the wire); json-c's
+                                      documents excepted. NULL: malloc/free. */
+} wk_colloq_reader_params;
+/* New reader at the plan's initial state (the caller's: wk_colloq_reader_destroy); NULL with err
+ * set on WK_ERR_NOMEM or WK_ERR_ARG (as wk_colloq_decoder_create, or a sender not in the plan).
+ * The preface is not the reader's: read and check it before the first push. */
+wk_colloq_reader *wk_colloq_reader_create(const wk_colloq_reader_params *params, wk_error *err);
+void wk_colloq_reader_destroy(wk_colloq_reader *r);
+/* Reads frames from in (out must be NULL: WK_ERR_ARG otherwise):
+ *   WK_EVENT: a frame was accepted; wk_colloq_reader_frame(r) holds it (string and bytes values
+ *             borrow in->src or the reader) until the next call; in->pos moved past it.
+ *   WK_NEED_INPUT: in is consumed (the start of a frame is kept): push more, or _finish.
+ *   WK_ERROR: the session failed (a failure code 740-747, or the decoder's); err's offset counts
+ *             from the first byte ever pushed. Every later call reports it again, unchanged. */
+wk_result wk_colloq_reader_read(wk_colloq_reader *r, wk_in *in, wk_out *out, wk_error *err);
+/* End of input (rest: bytes the caller holds unread, never consumed): WK_DONE when no frame was
+ * begun (a clean end, whatever the state), else WK_ERROR truncated (after-final when the session
+ * had finished) with the offset of the input's end. The same answer again when called twice. */
+wk_result wk_colloq_reader_finish(wk_colloq_reader *r, const wk_in *rest, wk_error *err);
+/* The last accepted frame; the session (state, next_seq, finished, failure); the input bytes of
+ * the frames read so far (a kept frame start not counted). */
+const wk_colloq_frame *wk_colloq_reader_frame(const wk_colloq_reader *r);
+const wk_colloq_session *wk_colloq_reader_session(const wk_colloq_reader *r);
+uint64_t wk_colloq_reader_consumed(const wk_colloq_reader *r);
 
 /* ---------------------------------------------------------------------------------------------
  * Traces
@@ -491,11 +538,17 @@ wk_result wk_colloq_session_step(wk_colloq_session *s, wk_colloq_decoder *d, wk_
 
 /* One trace line for an accepted frame f, with '\n':
  * {"seq":N,"transition":T,"from":"..","to":"..","message":"..","payload":{...}}
- * Returns the length needed; >= cap means truncated (snprintf convention). */
-size_t wk_colloq_trace_frame_line(const wk_colloq_plan *plan, const wk_colloq_frame *f, char *buf,
-                                  size_t cap);
-/* {"failure":"<kind>","seq":N}\n for failure code `code`. Same return convention. */
-size_t wk_colloq_trace_failure_line(wk_code code, uint64_t seq, char *buf, size_t cap);
+ * as the frame encoders: _size WK_OK with *size or WK_ERR_ARG (transition outside the table,
+ * values that do not fit the schedule); _encode WK_DONE, WK_NEED_OUTPUT (out untouched) or
+ * WK_ERROR (out untouched). */
+wk_code wk_colloq_trace_frame_size(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                   size_t *size, wk_error *err);
+wk_result wk_colloq_trace_frame_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                       wk_out *out, wk_error *err);
+/* {"failure":"<kind>","seq":N}\n for failure code `code` (at most 80 bytes), likewise;
+ * WK_ERR_ARG when code is not one of the eight failure kinds. */
+wk_code wk_colloq_trace_failure_size(wk_code code, uint64_t seq, size_t *size, wk_error *err);
+wk_result wk_colloq_trace_failure_encode(wk_code code, uint64_t seq, wk_out *out, wk_error *err);
 
 typedef struct wk_colloq_trace_entry {
     bool is_failure;
@@ -506,39 +559,51 @@ typedef struct wk_colloq_trace_entry {
     size_t line_len;
 } wk_colloq_trace_entry;
 
+/* A trace: a plain caller-owned struct whose entries (and their lines) it owns. */
 typedef struct wk_colloq_trace {
     wk_colloq_trace_entry *entries;
     size_t count, cap;
+    wk_allocator allocator;       /* from the params (read-only) */
 } wk_colloq_trace;
 
-/* Empty trace (no allocation until the first append). */
-void wk_colloq_trace_init(wk_colloq_trace *t);
-/* Frees every entry (t stays valid and empty). */
-void wk_colloq_trace_free(wk_colloq_trace *t);
-/* Appends an accepted frame / a failure. WK_ERR_NOMEM on allocation failure. */
+typedef struct wk_colloq_trace_params {
+    const wk_allocator *allocator; /* entries, their lines, and wk_colloq_trace_verify's scratch;
+                                      NULL: malloc/free. Must outlive the trace. */
+} wk_colloq_trace_params;
+
+/* Empty trace (no allocation until the first append); params may be NULL (defaults). */
+void wk_colloq_trace_init(wk_colloq_trace *t, const wk_colloq_trace_params *params);
+/* Frees every entry through the trace's allocator (t stays valid and empty; it may be used
+ * again). */
+void wk_colloq_trace_destroy(wk_colloq_trace *t);
+/* Appends an accepted frame / a failure (the line the encoders above write). WK_ERR_NOMEM on
+ * allocation failure, WK_ERR_ARG as the encoders. */
 wk_code wk_colloq_trace_append_frame(wk_colloq_trace *t, const wk_colloq_plan *plan,
                                      const wk_colloq_frame *f, wk_error *err);
 wk_code wk_colloq_trace_append_failure(wk_colloq_trace *t, wk_code code, uint64_t seq,
                                        wk_error *err);
-/* The whole trace as text (each line + '\n') in a new NUL-terminated malloc'd buffer the caller
- * frees; *len (may be NULL) gets the length. NULL on allocation failure. */
-char *wk_colloq_trace_text(const wk_colloq_trace *t, size_t *len);
+/* Bytes of the whole trace as text (each line + '\n', no NUL). */
+size_t wk_colloq_trace_size(const wk_colloq_trace *t);
+/* Writes the whole trace as text at out->dst + out->pos: WK_DONE (pos advanced by
+ * wk_colloq_trace_size), WK_NEED_OUTPUT (out untouched), WK_ERROR (WK_ERR_ARG: no view). */
+wk_result wk_colloq_trace_encode(const wk_colloq_trace *t, wk_out *out, wk_error *err);
 /* Parses trace text (JSON lines; empty lines ignored, last '\n' optional) appending to t (which
  * owns copies). WK_ERR_COLLOQ_TRACE with the byte offset and line number in msg for a line that
- * is not a trace entry (syntax only: verify_trace checks meaning). */
+ * is not a trace entry (syntax only: wk_colloq_trace_verify checks meaning). */
 wk_code wk_colloq_trace_parse(const char *text, size_t len, wk_colloq_trace *t, wk_error *err);
 
-/* Result of wk_colloq_verify_trace. */
-typedef struct wk_colloq_verify_report {
+/* Result of wk_colloq_trace_verify. */
+typedef struct wk_colloq_trace_verify_report {
     bool ok;
     size_t entry;       /* index of the first wrong entry (when !ok) */
     wk_code reason;     /* failure code the replay hit (e.g. WK_ERR_COLLOQ_BAD_SEQUENCE) or
                            WK_ERR_COLLOQ_TRACE (entry inconsistent with the plan) */
-} wk_colloq_verify_report;
-/* Verifies trace t against plan (decision 13). Returns WK_OK or the reason code; *rep (may be
- * NULL) and err (message names the entry index and why) say which entry. */
-wk_code wk_colloq_verify_trace(const wk_colloq_plan *plan, const wk_colloq_trace *t,
-                               wk_colloq_verify_report *rep, wk_error *err);
+} wk_colloq_trace_verify_report;
+/* Verifies trace t against plan (both borrowed; decision 13). Returns WK_OK or the reason code;
+ * *rep (may be NULL) and err (message names the entry index and why) say which entry. Its scratch
+ * (a frame and max_payload_max bytes) comes from t's allocator: WK_ERR_NOMEM when it fails. */
+wk_code wk_colloq_trace_verify(const wk_colloq_plan *plan, const wk_colloq_trace *t,
+                               wk_colloq_trace_verify_report *rep, wk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
  * Code generation (`wirekit colloq gen`): the binary codec of one plan as C (decision 16).
@@ -551,16 +616,19 @@ typedef enum wk_colloq_codegen_part {
 typedef struct wk_colloq_codegen_params {
     const char *prefix;            /* [A-Za-z_][A-Za-z0-9_]*, 1..64 characters: every generated
                                       name starts with it (macros with it in upper case); NULL:
-                                      wk_colloq_codegen_default_prefix */
+                                      wk_colloq_codegen_prefix_encode */
     const char *header_name;       /* what the source #includes; NULL: "<prefix>.h" */
     const wk_allocator *allocator; /* the generator's working memory; NULL: malloc */
 } wk_colloq_codegen_params;
 
 /* The default prefix of plan (borrowed): its name with each run of characters outside
  * [A-Za-z0-9] as one '_', "c_" in front when it does not start with a letter or '_', at most
- * about 32 characters ("token-stream" -> "token_stream"). Writes it into buf (snprintf
- * convention: returns the length needed). */
-size_t wk_colloq_codegen_default_prefix(const wk_colloq_plan *plan, char *buf, size_t cap);
+ * WK_COLLOQ_CODEGEN_PREFIX_MAX characters ("token-stream" -> "token_stream"). _size gives its
+ * length (no NUL); _encode writes it (no NUL) at out->dst + out->pos: WK_DONE (pos advanced by
+ * the size), WK_NEED_OUTPUT (out untouched) or WK_ERROR (WK_ERR_ARG: no valid view). */
+#define WK_COLLOQ_CODEGEN_PREFIX_MAX 34
+size_t wk_colloq_codegen_prefix_size(const wk_colloq_plan *plan);
+wk_result wk_colloq_codegen_prefix_encode(const wk_colloq_plan *plan, wk_out *out, wk_error *err);
 /* Bytes one part of plan's generated code takes (into *size). WK_OK, WK_ERR_ARG (bad prefix or
  * header name, a v0 plan without schedules) or WK_ERR_NOMEM. */
 wk_code wk_colloq_codegen_size(const wk_colloq_plan *plan, const wk_colloq_codegen_params *params,

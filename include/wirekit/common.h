@@ -545,17 +545,25 @@ typedef enum wk_cursor_status {
 /* Minimal LEB128 length (1..10) of v. */
 static inline unsigned wk_leb128_len(uint64_t v)
 {
-    unsigned n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
+    if (v < 0x80) return 1; /* the 1- and 2-byte forms first: most lengths, ids and counters */
+    if (v < 0x4000) return 2;
+    unsigned n = 3;
+    for (v >>= 21; v; v >>= 7) n++;
     return n;
 }
 /* Writes the minimal LEB128 encoding of v to dst, which must hold wk_leb128_len(v) bytes (at most
  * WK_LEB128_MAX_LEN). Returns the number of bytes written. */
 static inline unsigned wk_leb128_put(uint8_t *dst, uint64_t v)
 {
+    if (v < 0x80) {
+        dst[0] = (uint8_t)v;
+        return 1;
+    }
+    if (v < 0x4000) {
+        dst[0] = (uint8_t)(v | 0x80);
+        dst[1] = (uint8_t)(v >> 7);
+        return 2;
+    }
     unsigned n = 0;
     while (v >= 0x80) {
         dst[n++] = (uint8_t)(v | 0x80);
@@ -574,6 +582,20 @@ static inline wk_cursor_status wk_cursor_leb128(wk_cursor *c, unsigned max_len, 
                                                 uint64_t *v, size_t *len)
 {
     size_t left = (size_t)(c->end - c->p), i;
+    /* fast paths: the 1-byte form, and the 2-byte form when it is allowed (every length, id and
+     * counter below 16384); the same answers as the loop below */
+    if (left >= 1 && c->p[0] < 0x80) {
+        *v = c->p[0];
+        if (len) *len = 1;
+        c->p += 1;
+        return WK_CURSOR_OK;
+    }
+    if (left >= 2 && max_len != 1 && c->p[1] < 0x80 && (c->p[1] != 0 || form == WK_VARINT_ANY_FORM)) {
+        *v = (uint64_t)(c->p[0] & 0x7F) | (uint64_t)c->p[1] << 7;
+        if (len) *len = 2;
+        c->p += 2;
+        return WK_CURSOR_OK;
+    }
     uint64_t x = 0;
     wk_cursor_status st = WK_CURSOR_TRUNCATED;
     if (max_len == 0 || max_len > WK_LEB128_MAX_LEN) max_len = WK_LEB128_MAX_LEN;

@@ -6,32 +6,6 @@
 #include "colloq_internal.h"
 #include <math.h>
 
-int wk_colloq_varint_get_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v)
-{
-    const uint8_t *p = *pp;
-    uint64_t x = 0;
-    for (unsigned i = 0; i < WK_COLLOQ_VARINT_MAX_LEN; i++) {
-        if (p + i >= end) return 0;
-        uint8_t b = p[i];
-        if (i == 9 && b > 1) {
-            *pp = p + i;
-            return -1;
-        }
-        x |= (uint64_t)(b & 0x7F) << (7 * i);
-        if (!(b & 0x80)) {
-            if (i > 0 && b == 0) {
-                *pp = p + i;
-                return -1;
-            }
-            *v = x;
-            *pp = p + i + 1;
-            return 1;
-        }
-    }
-    *pp = p + 9;
-    return -1;
-}
-
 /* Little-endian load of a fixed width (1, 2, 4 or 8): constant shifts compile to one load. */
 static inline uint64_t get_le(const uint8_t *p, unsigned n)
 {
@@ -93,32 +67,22 @@ static inline void copy_value(uint8_t *restrict d, const uint8_t *restrict s, si
     }
 }
 
-/* The two-pass encoder (values checked, sized, then written; out untouched unless the whole frame
- * fits): what the one-pass path falls back to for anything unusual, so errors read as before. */
-static wk_result encode_slow(const wk_colloq_message *m, const wk_colloq_frame *f, wk_out *out,
-                             wk_error *err)
+/* Writes a frame whose values are known to fit m (payload plen bytes) at p: header varints,
+ * bitmap, fields. The caller has checked the room. */
+static inline void write_frame(uint8_t *p, const wk_colloq_message *m, const wk_colloq_frame *f,
+                               size_t plen)
 {
-    const char *why = colloq_values_check(m, f);
-    if (why) {
-        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "%s: %s", m->name, why);
-        return WK_ERROR;
-    }
-    size_t plen = colloq_payload_size(m, f);
-    size_t total = wk_colloq_varint_len(f->transition) + wk_colloq_varint_len(f->seq) +
-                   wk_colloq_varint_len(plen) + plen;
-    if (out->pos > out->size || out->size - out->pos < total) return WK_NEED_OUTPUT;
-    uint8_t *p = out->dst + out->pos;
-    p += wk_colloq_varint_put(p, f->transition);
-    p += wk_colloq_varint_put(p, f->seq);
-    p += wk_colloq_varint_put(p, plen);
-    uint8_t *bitmap = p;
-    for (uint32_t k = 0; k < m->bitmap_bytes; k++) bitmap[k] = 0;
+    p += wk_leb128_put(p, f->transition);
+    p += wk_leb128_put(p, f->seq);
+    p += wk_leb128_put(p, plen);
+    uint8_t *const base = p;
+    uint64_t present = 0; /* the presence bitmap (at most 64 optional fields), written at the end */
     p += m->bitmap_bytes;
     const wk_colloq_field *fd = m->fields;
     const wk_colloq_value *v = f->fields;
     for (uint32_t i = 0; i < m->field_count; i++, fd++, v++) {
         if (!v->present) continue;
-        if (fd->optional) bitmap[fd->presence_bit >> 3] |= (uint8_t)(1u << (fd->presence_bit & 7));
+        if (fd->optional) present |= (uint64_t)1 << fd->presence_bit;
         switch (fd->type) {
         case WK_COLLOQ_BOOL: *p++ = v->as.b ? 1 : 0; break;
         case WK_COLLOQ_U8: case WK_COLLOQ_I8: *p++ = (uint8_t)v->as.u; break;
@@ -142,32 +106,70 @@ static wk_result encode_slow(const wk_colloq_message *m, const wk_colloq_frame *
         }
         case WK_COLLOQ_STRING:
         case WK_COLLOQ_BYTES:
-            p += wk_colloq_varint_put(p, v->as.s.len);
-            if (v->as.s.len) memcpy(p, v->as.s.ptr, v->as.s.len);
+            p += wk_leb128_put(p, v->as.s.len);
+            copy_value(p, v->as.s.ptr, v->as.s.len);
             p += v->as.s.len;
             break;
         }
     }
-    out->pos += total;
-    return WK_DONE;
+    for (uint32_t k = 0; k < m->bitmap_bytes; k++) base[k] = (uint8_t)(present >> (8 * k));
 }
 
-/* The payload size f's values take under m when they are valid (field_count checked). */
-static inline size_t payload_size_fast(const wk_colloq_message *m, const wk_colloq_frame *f)
+/* The range of each integer type as lo and hi - lo (unsigned arithmetic); bool, u64 and i64
+ * take every value (a bool is written as 0 or 1 whatever the union holds). */
+static const uint64_t int_lo[WK_COLLOQ_I64 + 1] = {
+    0, 0, 0, 0, 0, (uint64_t)INT8_MIN, (uint64_t)INT16_MIN, (uint64_t)INT32_MIN, 0};
+static const uint64_t int_span[WK_COLLOQ_I64 + 1] = {
+    UINT64_MAX, UINT8_MAX, UINT16_MAX, UINT32_MAX, UINT64_MAX, UINT8_MAX, UINT16_MAX, UINT32_MAX,
+    UINT64_MAX};
+
+/* One pass over f's values (field_count already checked): true with *plen the payload size when
+ * every value fits m; false for anything unusual (a value out of range, a size that would
+ * wrap), left to colloq_values_check to name. */
+static inline bool payload_size_checked(const wk_colloq_message *m, const wk_colloq_frame *f,
+                                        size_t *plen)
 {
     size_t n = m->bitmap_bytes;
     const wk_colloq_field *fd = m->fields;
     const wk_colloq_value *v = f->fields;
     for (uint32_t i = 0; i < m->field_count; i++, fd++, v++) {
-        if (!v->present) continue;
-        n += fd->width ? fd->width : wk_colloq_varint_len(v->as.s.len) + v->as.s.len;
+        if (!v->present) {
+            if (!fd->optional) return false;
+            continue;
+        }
+        const wk_colloq_type t = fd->type;
+        if (t <= WK_COLLOQ_I64) { /* bool and integers: one range test, v - lo <= hi - lo */
+            if (v->as.u - int_lo[t] > int_span[t]) return false;
+        } else if (t == WK_COLLOQ_F32) {
+            if (!isfinite(v->as.f) || (double)(float)v->as.f != v->as.f) return false;
+        } else if (t == WK_COLLOQ_F64) {
+            if (!isfinite(v->as.f)) return false;
+        } else if (t == WK_COLLOQ_STRING || t == WK_COLLOQ_BYTES) {
+            size_t len = v->as.s.len;
+            if (len && !v->as.s.ptr) return false;
+            if (t == WK_COLLOQ_STRING && !wk_colloq_utf8_valid(v->as.s.ptr, len, NULL)) return false;
+            if (len > SIZE_MAX - WK_COLLOQ_VARINT_MAX_LEN - n) return false; /* would wrap */
+            n += wk_leb128_len(len) + len;
+            continue;
+        } else {
+            return false;
+        }
+        n += fd->width;
     }
-    return n;
+    if (n > SIZE_MAX - 3 * WK_COLLOQ_VARINT_MAX_LEN) return false;
+    *plen = n;
+    return true;
 }
 
-/* Sizes the frame (a light pass: no checks), then checks each value and writes it at once. The
- * buffer is only written once the whole frame is known to fit (NEED_OUTPUT leaves it untouched);
- * a value that does not fit its type sends us to encode_slow, which reports it as before. */
+size_t colloq_binary_size(const wk_colloq_message *m, const wk_colloq_frame *f)
+{
+    size_t plen = colloq_payload_size(m, f);
+    return wk_leb128_len(f->transition) + wk_leb128_len(f->seq) +
+           wk_leb128_len(plen) + plen;
+}
+
+/* Checks the values, sizes the frame, then writes it only once the whole frame is known to be
+ * valid and to fit: WK_ERROR and WK_NEED_OUTPUT leave out (position and bytes) untouched. */
 wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
                                   wk_out *out, wk_error *err)
 {
@@ -177,95 +179,18 @@ wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_fr
         return WK_ERROR;
     }
     const wk_colloq_message *m = wk_colloq_plan_transition_message(plan, f->transition);
-    if (f->field_count != m->field_count || out->pos > out->size)
-        return encode_slow(m, f, out, err);
-    size_t plen = payload_size_fast(m, f);
-    size_t total = wk_colloq_varint_len(f->transition) + wk_colloq_varint_len(f->seq) +
-                   wk_colloq_varint_len(plen) + plen;
-    if (out->size - out->pos < total) return encode_slow(m, f, out, err);
-    uint8_t *p = out->dst + out->pos;
-    p += wk_colloq_varint_put(p, f->transition);
-    p += wk_colloq_varint_put(p, f->seq);
-    p += wk_colloq_varint_put(p, plen);
-    uint8_t *const base = p;
-    uint64_t present = 0; /* the presence bitmap (at most 64 optional fields), written at the end */
-    p += m->bitmap_bytes;
-    const wk_colloq_field *fd = m->fields;
-    const wk_colloq_value *v = f->fields;
-    for (uint32_t i = 0; i < m->field_count; i++, fd++, v++) {
-        if (!v->present) {
-            if (!fd->optional) return encode_slow(m, f, out, err);
-            continue;
-        }
-        if (fd->optional) present |= (uint64_t)1 << fd->presence_bit;
-        switch (fd->type) {
-        case WK_COLLOQ_BOOL: *p++ = v->as.b ? 1 : 0; break;
-        case WK_COLLOQ_U8:
-            if (v->as.u > UINT8_MAX) return encode_slow(m, f, out, err);
-            *p++ = (uint8_t)v->as.u;
-            break;
-        case WK_COLLOQ_U16:
-            if (v->as.u > UINT16_MAX) return encode_slow(m, f, out, err);
-            put_le(p, v->as.u, 2);
-            p += 2;
-            break;
-        case WK_COLLOQ_U32:
-            if (v->as.u > UINT32_MAX) return encode_slow(m, f, out, err);
-            put_le(p, v->as.u, 4);
-            p += 4;
-            break;
-        case WK_COLLOQ_U64: put_le(p, v->as.u, 8); p += 8; break;
-        case WK_COLLOQ_I8:
-            if (v->as.i < INT8_MIN || v->as.i > INT8_MAX) return encode_slow(m, f, out, err);
-            *p++ = (uint8_t)v->as.u;
-            break;
-        case WK_COLLOQ_I16:
-            if (v->as.i < INT16_MIN || v->as.i > INT16_MAX) return encode_slow(m, f, out, err);
-            put_le(p, v->as.u, 2);
-            p += 2;
-            break;
-        case WK_COLLOQ_I32:
-            if (v->as.i < INT32_MIN || v->as.i > INT32_MAX) return encode_slow(m, f, out, err);
-            put_le(p, v->as.u, 4);
-            p += 4;
-            break;
-        case WK_COLLOQ_I64: put_le(p, v->as.u, 8); p += 8; break;
-        case WK_COLLOQ_F32: {
-            if (!isfinite(v->as.f)) return encode_slow(m, f, out, err);
-            float x = (float)v->as.f;
-            if ((double)x != v->as.f) return encode_slow(m, f, out, err);
-            uint32_t bits;
-            memcpy(&bits, &x, 4);
-            put_le(p, bits, 4);
-            p += 4;
-            break;
-        }
-        case WK_COLLOQ_F64: {
-            if (!isfinite(v->as.f)) return encode_slow(m, f, out, err);
-            uint64_t bits;
-            memcpy(&bits, &v->as.f, 8);
-            put_le(p, bits, 8);
-            p += 8;
-            break;
-        }
-        case WK_COLLOQ_STRING:
-        case WK_COLLOQ_BYTES: {
-            size_t len = v->as.s.len;
-            if (len && !v->as.s.ptr) return encode_slow(m, f, out, err);
-            if (fd->type == WK_COLLOQ_STRING && !wk_colloq_utf8_valid(v->as.s.ptr, len, NULL))
-                return encode_slow(m, f, out, err);
-            size_t left = (size_t)(base + plen - p), vl = wk_colloq_varint_len(len);
-            if (left < vl || left - vl < len) return encode_slow(m, f, out, err); /* size wrapped */
-            p += wk_colloq_varint_put(p, len);
-            copy_value(p, v->as.s.ptr, len);
-            p += len;
-            break;
-        }
-        default: return encode_slow(m, f, out, err);
-        }
+    size_t plen;
+    if (f->field_count != m->field_count || !payload_size_checked(m, f, &plen)) {
+        const char *why = colloq_values_check(m, f);
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "%s: %s", m->name,
+                     why ? why : "payload size out of range");
+        return WK_ERROR;
     }
-    if ((size_t)(p - base) != plen) return encode_slow(m, f, out, err); /* cannot happen */
-    for (uint32_t k = 0; k < m->bitmap_bytes; k++) base[k] = (uint8_t)(present >> (8 * k));
+    size_t total = wk_leb128_len(f->transition) + wk_leb128_len(f->seq) +
+                   wk_leb128_len(plen) + plen;
+    wk_result room = colloq_out_room(out, total, err);
+    if (room != WK_DONE) return room;
+    write_frame(out->dst + out->pos, m, f, plen);
     out->pos += total;
     return WK_DONE;
 }
@@ -354,15 +279,18 @@ static void decode_payload(const wk_colloq_message *m, const uint8_t *p, const u
             break;
         }
         default: { /* string, bytes: varint length, bounded by the payload, then the slice */
-            const uint8_t *q = p;
+            wk_cursor c = wk_cursor_make(p, (size_t)(pe - p));
             uint64_t len;
-            int r = wk_colloq_varint_get(&q, pe, &len);
-            if (r <= 0) {
-                payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)((r < 0 ? q : pe) - frame_start),
-                            r < 0 ? "field length varint not minimal or too long"
-                                  : "payload ends inside a field length");
+            size_t vl;
+            wk_cursor_status st = wk_cursor_leb128(&c, WK_LEB128_MAX_LEN, WK_VARINT_MINIMAL, &len, &vl);
+            if (st != WK_CURSOR_OK) {
+                payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD,
+                            (size_t)((st == WK_CURSOR_TRUNCATED ? pe : p + vl - 1) - frame_start),
+                            st == WK_CURSOR_TRUNCATED ? "payload ends inside a field length"
+                                                      : "field length varint not minimal or too long");
                 return;
             }
+            const uint8_t *q = c.p;
             if (len > (uint64_t)(pe - q)) {
                 payload_bad(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (size_t)(p - frame_start),
                             "field length runs past the payload");
@@ -390,12 +318,15 @@ wk_result wk_colloq_binary_decode(const wk_colloq_plan *plan, wk_in *in, wk_coll
                                   wk_error *err)
 {
     const uint8_t *start = in->src + in->pos, *end = in->src + in->size;
-    const uint8_t *p = start;
+    wk_cursor c = wk_cursor_make(start, in->size - in->pos);
     uint64_t t, seq, len;
-    int r;
-    if ((r = wk_colloq_varint_get(&p, end, &t)) <= 0) goto header;
-    if ((r = wk_colloq_varint_get(&p, end, &seq)) <= 0) goto header;
-    if ((r = wk_colloq_varint_get(&p, end, &len)) <= 0) goto header;
+    size_t vl;
+    wk_cursor_status st;
+    if ((st = wk_cursor_leb128(&c, WK_LEB128_MAX_LEN, WK_VARINT_MINIMAL, &t, &vl)) != WK_CURSOR_OK ||
+        (st = wk_cursor_leb128(&c, WK_LEB128_MAX_LEN, WK_VARINT_MINIMAL, &seq, &vl)) != WK_CURSOR_OK ||
+        (st = wk_cursor_leb128(&c, WK_LEB128_MAX_LEN, WK_VARINT_MINIMAL, &len, &vl)) != WK_CURSOR_OK)
+        goto header;
+    const uint8_t *p = c.p;
     f->seq = seq;
     f->payload_error = WK_OK;
     f->payload_error_reason = NULL;
@@ -422,9 +353,9 @@ wk_result wk_colloq_binary_decode(const wk_colloq_plan *plan, wk_in *in, wk_coll
     decode_payload(m, p, p + len, start, f);
     in->pos += (size_t)(p - start) + (size_t)len;
     return WK_DONE;
-header:
-    if (r == 0) return WK_NEED_INPUT;
-    wk_error_set(err, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (uint64_t)(p - start),
+header: /* truncated: wait for more; else the byte at fault */
+    if (st == WK_CURSOR_TRUNCATED) return WK_NEED_INPUT;
+    wk_error_set(err, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, (uint64_t)(wk_cursor_offset(&c) + vl - 1),
                  "frame header varint not minimal, longer than 10 bytes or above 2^64-1");
     return WK_ERROR;
 }

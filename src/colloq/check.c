@@ -11,12 +11,17 @@ void wk_colloq_session_init(wk_colloq_session *s, const wk_colloq_plan *plan)
     s->finished = plan->is_final[plan->initial];
     s->failure = WK_OK;
     s->failure_seq = 0;
+    memset(&s->error, 0, sizeof s->error);
 }
 
+/* A failed session reports its failure again, unchanged (every field of the wk_error). */
 static wk_code refail(wk_colloq_session *s, wk_error *err)
 {
-    return wk_error_set(err, s->failure, WK_NO_OFFSET, "seq %" PRIu64 ": session already failed (%s)",
-                        s->failure_seq, wk_colloq_failure_name(s->failure));
+    if (s->error.code != s->failure) /* failure set by hand (the struct is public) */
+        wk_error_set(&s->error, s->failure, WK_NO_OFFSET, "seq %" PRIu64 ": session already failed (%s)",
+                     s->failure_seq, wk_colloq_failure_name(s->failure));
+    if (err) *err = s->error;
+    return s->failure;
 }
 
 static wk_code fail(wk_colloq_session *s, wk_code code, uint64_t off, wk_error *err,
@@ -24,10 +29,11 @@ static wk_code fail(wk_colloq_session *s, wk_code code, uint64_t off, wk_error *
 {
     s->failure = code;
     s->failure_seq = s->next_seq;
-    return wk_error_set(err, code, off, "seq %" PRIu64 ": %s", s->next_seq, why);
+    wk_error_set(&s->error, code, off, "seq %" PRIu64 ": %s", s->next_seq, why);
+    return refail(s, err);
 }
 
-wk_code wk_colloq_check(wk_colloq_session *s, const wk_colloq_frame *f, uint32_t sender,
+wk_code wk_colloq_session_check(wk_colloq_session *s, const wk_colloq_frame *f, uint32_t sender,
                         wk_error *err)
 {
     if (s->failure) return refail(s, err);
@@ -58,21 +64,25 @@ wk_code wk_colloq_session_fail(wk_colloq_session *s, wk_code code, wk_error *err
 {
     if (s->failure) return refail(s, err);
     if (s->finished) return fail(s, WK_ERR_COLLOQ_AFTER_FINAL, WK_NO_OFFSET, err, "input after a final state");
-    if (!wk_colloq_is_failure(code)) code = WK_ERR_COLLOQ_MALFORMED_PAYLOAD;
-    s->failure = code;
-    s->failure_seq = s->next_seq;
+    if (!wk_colloq_code_is_failure(code)) code = WK_ERR_COLLOQ_MALFORMED_PAYLOAD;
     /* keep the decoder's message and offset when err already carries this code */
-    if (err && err->code == code) return code;
-    return wk_error_set(err, code, WK_NO_OFFSET, "seq %" PRIu64 ": %s", s->next_seq,
-                        wk_colloq_failure_name(code));
+    if (err && err->code == code) {
+        s->failure = code;
+        s->failure_seq = s->next_seq;
+        s->error = *err;
+        return code;
+    }
+    return fail(s, code, WK_NO_OFFSET, err, wk_colloq_failure_name(code));
 }
 
-wk_code wk_colloq_session_end(wk_colloq_session *s, size_t leftover, wk_error *err)
+wk_result wk_colloq_session_finish(wk_colloq_session *s, const wk_in *rest, wk_error *err)
 {
-    if (s->failure) return refail(s, err);
-    if (leftover == 0) return WK_OK;
-    if (s->finished) return fail(s, WK_ERR_COLLOQ_AFTER_FINAL, WK_NO_OFFSET, err, "input after a final state");
-    return fail(s, WK_ERR_COLLOQ_TRUNCATED, WK_NO_OFFSET, err, "input ended inside a frame");
+    size_t leftover = rest && rest->pos < rest->size ? rest->size - rest->pos : 0;
+    if (s->failure) return refail(s, err), WK_ERROR;
+    if (leftover == 0) return WK_DONE;
+    if (s->finished) fail(s, WK_ERR_COLLOQ_AFTER_FINAL, WK_NO_OFFSET, err, "input after a final state");
+    else fail(s, WK_ERR_COLLOQ_TRUNCATED, WK_NO_OFFSET, err, "input ended inside a frame");
+    return WK_ERROR;
 }
 
 wk_result wk_colloq_session_step(wk_colloq_session *s, wk_colloq_decoder *d, wk_in *in,
@@ -91,5 +101,5 @@ wk_result wk_colloq_session_step(wk_colloq_session *s, wk_colloq_decoder *d, wk_
         wk_colloq_session_fail(s, err->code, err);
         return WK_ERROR;
     }
-    return wk_colloq_check(s, f, sender, err) == WK_OK ? WK_DONE : WK_ERROR;
+    return wk_colloq_session_check(s, f, sender, err) == WK_OK ? WK_DONE : WK_ERROR;
 }

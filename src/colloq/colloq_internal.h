@@ -6,6 +6,32 @@
 #include <json-c/json.h>
 #include <string.h>
 
+/* ---- memory: every allocation of the module goes through the caller's wk_allocator (json-c's
+ * own documents and tokeners excepted: json-c has no per-object allocator) ---- */
+static inline void *colloq_alloc(const wk_allocator *a, size_t n) { return a->alloc(a->opaque, n ? n : 1); }
+static inline void *colloq_zalloc(const wk_allocator *a, size_t n)
+{
+    void *p = colloq_alloc(a, n);
+    if (p) memset(p, 0, n ? n : 1);
+    return p;
+}
+static inline void colloq_free(const wk_allocator *a, void *p)
+{
+    if (p) a->free(a->opaque, p);
+}
+/* Grows *p (old_n elements of size el) to new_n elements: copy, free the old block. false when
+ * out of memory (*p unchanged). */
+static inline bool colloq_grow(const wk_allocator *a, void **p, size_t el, size_t old_n, size_t new_n)
+{
+    if (new_n > SIZE_MAX / el) return false;
+    void *q = colloq_alloc(a, new_n * el);
+    if (!q) return false;
+    if (old_n) memcpy(q, *p, old_n * el);
+    colloq_free(a, *p);
+    *p = q;
+    return true;
+}
+
 /* ---- a bounded text writer (snprintf convention: counts what it could not write) ---- */
 typedef struct jw {
     char *buf;
@@ -40,6 +66,41 @@ static inline size_t jw_finish(jw *w)
     if (w->cap > 0) w->buf[w->len < w->cap ? w->len : w->cap - 1] = '\0';
     return w->len;
 }
+/* Whether out (the caller's view) has room for need bytes: WK_DONE (it has), WK_NEED_OUTPUT, or
+ * WK_ERROR (WK_ERR_ARG: no view, or pos past size). */
+static inline wk_result colloq_out_room(const wk_out *out, size_t need, wk_error *err)
+{
+    if (!out || out->pos > out->size || (!out->dst && out->size)) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "no valid output view");
+        return WK_ERROR;
+    }
+    return out->size - out->pos < need ? WK_NEED_OUTPUT : WK_DONE;
+}
+/* The body of a text encoder: WRITE (statements writing through the jw `w`) runs once to count,
+ * then, when out has room for all of it, once into out (never half an item; NEED_OUTPUT leaves
+ * out untouched). Returns from the enclosing function. */
+#define COLLOQ_TEXT_ENCODE(out, err, WRITE)                                                        \
+    do {                                                                                           \
+        jw w;                                                                                      \
+        jw_init(&w, NULL, 0);                                                                      \
+        WRITE;                                                                                     \
+        const size_t need_ = w.len;                                                                \
+        const wk_result room_ = colloq_out_room(out, need_, err);                                  \
+        if (room_ != WK_DONE) return room_;                                                        \
+        jw_init(&w, (char *)(out)->dst + (out)->pos, need_);                                       \
+        WRITE;                                                                                     \
+        (out)->pos += need_;                                                                       \
+        return WK_DONE;                                                                            \
+    } while (0)
+/* The length WRITE (as above) takes. */
+#define COLLOQ_TEXT_SIZE(WRITE)                                                                    \
+    do {                                                                                           \
+        jw w;                                                                                      \
+        jw_init(&w, NULL, 0);                                                                      \
+        WRITE;                                                                                     \
+        *size = w.len;                                                                             \
+    } while (0)
+
 void jw_u64(jw *w, uint64_t v);
 void jw_i64(jw *w, int64_t v);
 /* A JSON string of n bytes with the canonical escaping (decision 11). */
@@ -78,8 +139,9 @@ json_object *colloq_json_parse_unique(const char *s, size_t n, size_t *bad, bool
  * offset of the repeated key and path its JSON path. Slow; for the failure path. */
 bool colloq_json_find_duplicate(const char *s, size_t n, json_object *root, size_t *off,
                                 char *path, size_t cap);
-/* Canonical serialization of any json-c value (sorted keys, no whitespace). */
-void colloq_json_canonical(jw *w, json_object *o);
+/* Canonical serialization of any json-c value (sorted keys, no whitespace); key arrays come from
+ * a. false when out of memory (the output is then short). */
+bool colloq_json_canonical(jw *w, json_object *o, const wk_allocator *a);
 /* Reads a JSON integer as u64 / i64 (false when not a JSON integer in range). */
 bool colloq_json_u64(json_object *o, uint64_t *v);
 bool colloq_json_i64(json_object *o, int64_t *v);
@@ -96,5 +158,20 @@ const char *colloq_values_check(const wk_colloq_message *m, const wk_colloq_fram
 size_t colloq_payload_size(const wk_colloq_message *m, const wk_colloq_frame *f);
 /* Writes the payload object of f under m. */
 void colloq_payload_json(jw *w, const wk_colloq_message *m, const wk_colloq_frame *f);
+/* Checks f for an encoder: transition in the table and values fitting its schedule. WK_OK with
+ * *m its message, else WK_ERR_ARG (err set). */
+wk_code colloq_frame_check(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                           const wk_colloq_message **m, wk_error *err);
+/* A text encoder of a frame: writes f (checked, under its message m). */
+typedef void (*colloq_frame_writer)(jw *w, const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                    const wk_colloq_message *m);
+/* Checks f (colloq_frame_check), then sizes / writes what fn writes (COLLOQ_TEXT_SIZE /
+ * COLLOQ_TEXT_ENCODE): the size and encode calls of every frame-based text item. */
+wk_code colloq_frame_text_size(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                               colloq_frame_writer fn, size_t *size, wk_error *err);
+wk_result colloq_frame_text_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                   colloq_frame_writer fn, wk_out *out, wk_error *err);
+/* Binary frame size of a checked frame f under m. */
+size_t colloq_binary_size(const wk_colloq_message *m, const wk_colloq_frame *f);
 
 #endif

@@ -1,9 +1,9 @@
 /* colloq: the reference and compact JSON envelopes (spec "The three encodings"), and the
  * per-session decoder that carries json-c state for them (or dispatches to the binary decoder). */
 #include "colloq_internal.h"
-#include <stdlib.h>
 
 struct wk_colloq_decoder {
+    wk_allocator a;
     const wk_colloq_plan *plan;
     wk_colloq_wire wire;
     json_tokener *tok;
@@ -45,44 +45,46 @@ static void write_compact(jw *w, const wk_colloq_plan *plan, const wk_colloq_fra
     jw_str(w, "}\n");
 }
 
-typedef void (*writer_fn)(jw *, const wk_colloq_plan *, const wk_colloq_frame *,
-                          const wk_colloq_message *);
-
-static wk_result json_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f, wk_out *out,
-                             wk_error *err, writer_fn fn)
+wk_code colloq_frame_check(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                           const wk_colloq_message **m, wk_error *err)
 {
-    if (f->transition >= plan->transition_count) {
-        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "transition %u outside the table",
-                     (unsigned)f->transition);
-        return WK_ERROR;
-    }
-    const wk_colloq_message *m = wk_colloq_plan_transition_message(plan, f->transition);
-    const char *why = colloq_values_check(m, f);
-    if (why) {
-        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "%s: %s", m->name, why);
-        return WK_ERROR;
-    }
-    jw w;
-    jw_init(&w, NULL, 0);
-    fn(&w, plan, f, m);
-    if (out->pos > out->size || out->size - out->pos < w.len) return WK_NEED_OUTPUT;
-    size_t need = w.len;
-    jw_init(&w, (char *)out->dst + out->pos, need);
-    fn(&w, plan, f, m);
-    out->pos += need;
-    return WK_DONE;
+    if (f->transition >= plan->transition_count)
+        return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "transition %u outside the table",
+                            (unsigned)f->transition);
+    *m = wk_colloq_plan_transition_message(plan, f->transition);
+    const char *why = colloq_values_check(*m, f);
+    if (why) return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "%s: %s", (*m)->name, why);
+    return WK_OK;
+}
+
+wk_code colloq_frame_text_size(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                               colloq_frame_writer fn, size_t *size, wk_error *err)
+{
+    const wk_colloq_message *m;
+    *size = 0;
+    wk_code rc = colloq_frame_check(plan, f, &m, err);
+    if (!rc) COLLOQ_TEXT_SIZE(fn(&w, plan, f, m));
+    return rc;
+}
+
+wk_result colloq_frame_text_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                   colloq_frame_writer fn, wk_out *out, wk_error *err)
+{
+    const wk_colloq_message *m;
+    if (colloq_frame_check(plan, f, &m, err)) return WK_ERROR;
+    COLLOQ_TEXT_ENCODE(out, err, fn(&w, plan, f, m));
 }
 
 wk_result wk_colloq_reference_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
                                      wk_out *out, wk_error *err)
 {
-    return json_encode(plan, f, out, err, write_reference);
+    return colloq_frame_text_encode(plan, f, write_reference, out, err);
 }
 
 wk_result wk_colloq_compact_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
                                    wk_out *out, wk_error *err)
 {
-    return json_encode(plan, f, out, err, write_compact);
+    return colloq_frame_text_encode(plan, f, write_compact, out, err);
 }
 
 wk_result wk_colloq_frame_encode(const wk_colloq_plan *plan, wk_colloq_wire wire,
@@ -97,11 +99,34 @@ wk_result wk_colloq_frame_encode(const wk_colloq_plan *plan, wk_colloq_wire wire
     return WK_ERROR;
 }
 
+wk_code wk_colloq_frame_size(const wk_colloq_plan *plan, wk_colloq_wire wire,
+                             const wk_colloq_frame *f, size_t *size, wk_error *err)
+{
+    const wk_colloq_message *m;
+    *size = 0;
+    switch (wire) {
+    case WK_COLLOQ_WIRE_REFERENCE: return colloq_frame_text_size(plan, f, write_reference, size, err);
+    case WK_COLLOQ_WIRE_COMPACT: return colloq_frame_text_size(plan, f, write_compact, size, err);
+    case WK_COLLOQ_WIRE_BINARY: {
+        wk_code rc = colloq_frame_check(plan, f, &m, err);
+        if (!rc) *size = colloq_binary_size(m, f);
+        return rc;
+    }
+    }
+    return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "unknown wire %d", (int)wire);
+}
+
 /* ---- decoder ---- */
 
-wk_colloq_decoder *wk_colloq_decoder_new(const wk_colloq_plan *plan, wk_colloq_wire wire,
-                                         wk_error *err)
+wk_colloq_decoder *wk_colloq_decoder_create(const wk_colloq_decoder_params *params, wk_error *err)
 {
+    if (!params || !params->plan) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "decoder params without a plan");
+        return NULL;
+    }
+    const wk_colloq_plan *plan = params->plan;
+    wk_colloq_wire wire = params->wire;
+    wk_allocator a = wk_allocator_or_default(params->allocator);
     if ((unsigned)wire > WK_COLLOQ_WIRE_BINARY) {
         wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "unknown wire %d", (int)wire);
         return NULL;
@@ -110,30 +135,32 @@ wk_colloq_decoder *wk_colloq_decoder_new(const wk_colloq_plan *plan, wk_colloq_w
         wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "binary wire on a v0 plan without schedules");
         return NULL;
     }
-    wk_colloq_decoder *d = calloc(1, sizeof *d);
+    wk_colloq_decoder *d = colloq_zalloc(&a, sizeof *d);
     if (!d) goto nomem;
+    d->a = a;
     d->plan = plan;
     d->wire = wire;
     if (wire != WK_COLLOQ_WIRE_BINARY) {
         d->tok = json_tokener_new();
         d->scratch_cap = plan->max_payload_max;
-        d->scratch = malloc(d->scratch_cap ? d->scratch_cap : 1);
+        d->scratch = colloq_alloc(&a, d->scratch_cap);
         if (!d->tok || !d->scratch) goto nomem;
     }
     return d;
 nomem:
-    wk_colloq_decoder_free(d);
+    wk_colloq_decoder_destroy(d);
     wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "out of memory for a decoder");
     return NULL;
 }
 
-void wk_colloq_decoder_free(wk_colloq_decoder *d)
+void wk_colloq_decoder_destroy(wk_colloq_decoder *d)
 {
     if (!d) return;
+    wk_allocator a = d->a;
     if (d->doc) json_object_put(d->doc);
     if (d->tok) json_tokener_free(d->tok);
-    free(d->scratch);
-    free(d);
+    colloq_free(&a, d->scratch);
+    colloq_free(&a, d);
 }
 
 static wk_code envelope_bad(wk_error *err, uint64_t off, const char *why)
@@ -168,7 +195,7 @@ static uint32_t reference_transition(const wk_colloq_plan *plan, json_object *o,
                          : WK_COLLOQ_NO_TRANSITION;
     if (t != WK_COLLOQ_NO_TRANSITION) return t;
     /* transitions leave this state on this message, none from this sender: wrong-sender, reported
-     * by wk_colloq_check after the state check (the frame names the lowest of them) */
+     * by wk_colloq_session_check after the state check (the frame names the lowest of them) */
     t = wk_colloq_plan_find(plan, (uint32_t)si, (uint32_t)mi, WK_COLLOQ_SENDER_TRANSCRIPT);
     if (t != WK_COLLOQ_NO_TRANSITION) f->sender_mismatch = true;
     return t;

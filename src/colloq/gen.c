@@ -314,25 +314,43 @@ static bool valid_prefix(const char *s)
     return true;
 }
 
-size_t wk_colloq_codegen_default_prefix(const wk_colloq_plan *plan, char *buf, size_t cap)
+static void write_default_prefix(jw *w, const wk_colloq_plan *plan)
 {
-    jw w;
-    jw_init(&w, buf, cap);
     const char *s = plan->name;
-    if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_')) jw_str(&w, "c_");
+    if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_')) jw_str(w, "c_");
     bool under = false;
-    for (; *s && w.len < 32; s++) {
+    for (; *s && w->len < 32; s++) {
         char c = *s;
         bool word = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
         if (word) {
-            jw_byte(&w, c);
+            jw_byte(w, c);
             under = false;
         } else if (!under) { /* a run of other characters (UTF-8 included) is one '_' */
-            jw_byte(&w, '_');
+            jw_byte(w, '_');
             under = true;
         }
     }
-    return jw_finish(&w);
+}
+
+size_t wk_colloq_codegen_prefix_size(const wk_colloq_plan *plan)
+{
+    size_t n, *size = &n;
+    COLLOQ_TEXT_SIZE(write_default_prefix(&w, plan));
+    return n;
+}
+
+wk_result wk_colloq_codegen_prefix_encode(const wk_colloq_plan *plan, wk_out *out, wk_error *err)
+{
+    COLLOQ_TEXT_ENCODE(out, err, write_default_prefix(&w, plan));
+}
+
+/* The default prefix, NUL-terminated, in def (WK_COLLOQ_CODEGEN_PREFIX_MAX + 1 bytes at least). */
+static const char *default_prefix(const wk_colloq_plan *plan, char *def)
+{
+    wk_out o = {(uint8_t *)def, WK_COLLOQ_CODEGEN_PREFIX_MAX, 0};
+    wk_colloq_codegen_prefix_encode(plan, &o, NULL); /* at most PREFIX_MAX bytes: WK_DONE */
+    def[o.pos] = '\0';
+    return def;
 }
 
 /* A message's names: base, base_2, ... until every derived name is free. */
@@ -482,12 +500,12 @@ static void gen_header(gen *g)
            " *   - per message: _size (payload bytes), _encode (the payload: NEED_OUTPUT leaves out untouched)\n"
            " *     and _decode (a whole payload; borrows, allocates nothing);\n");
     outf(g, " *   - %s decodes one frame and checks it against a session: the checks, failure kinds\n", g->receive);
-    out(g, " *     and offsets of wk_colloq_binary_decode + wk_colloq_check (sequence, state, sender, ceiling,\n"
+    out(g, " *     and offsets of wk_colloq_binary_decode + wk_colloq_session_check (sequence, state, sender, ceiling,\n"
            " *     minimal LEB128, UTF-8, bool 0/1, no NaN or infinity, no stray presence bits, no trailing bytes);\n");
     outf(g, " *   - %s is the sender's side: the transition checked against the session, the frame\n", g->send);
     out(g, " *     written with the next sequence number;\n");
     outf(g, " *   - %s / %s convert to and from the library's frame (traces,\n", g->to_colloq, g->from_colloq);
-    out(g, " *     wk_colloq_verify_trace).\n"
+    out(g, " *     wk_colloq_trace_verify).\n"
            " * Nothing here allocates. Link with libwirekit; the only include is <wirekit/colloq.h>. */\n");
     outf(g, "#ifndef %s\n#define %s\n\n#include <wirekit/colloq.h>\n\n", g->guard, g->guard);
     out(g, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
@@ -603,7 +621,7 @@ static void gen_header(gen *g)
     outf(g, "/* Writes the whole frame f (with f->seq; no session) as %s does. */\n"
             "wk_result %s(const %s *f, wk_out *out, wk_error *err);\n", g->send, g->frame_encode, g->frame);
     outf(g, "/* f as the library's frame (values copied, slices still borrowed) for traces and\n"
-            " * wk_colloq_verify_trace with the plan of this identity. WK_ERR_ARG for an unknown transition. */\n"
+            " * wk_colloq_trace_verify with the plan of this identity. WK_ERR_ARG for an unknown transition. */\n"
             "wk_code %s(const %s *g, wk_colloq_frame *f, wk_error *err);\n", g->to_colloq, g->frame);
     outf(g, "/* The library's frame f as *g: WK_ERR_ARG when it is not a frame of this plan's schedules (unknown\n"
             " * transition, a payload error, wrong field count, a value out of its type's range or not exact as\n"
@@ -1371,12 +1389,8 @@ static wk_code gen_init(gen *g, const wk_colloq_plan *plan, const wk_colloq_code
     g->a = wk_allocator_or_default(params ? params->allocator : NULL);
     if (!plan->has_schedules)
         return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "a v0 plan has no payload schedules: no binary codec");
-    char def[40];
-    const char *prefix = params && params->prefix ? params->prefix : NULL;
-    if (!prefix) {
-        wk_colloq_codegen_default_prefix(plan, def, sizeof def);
-        prefix = def;
-    }
+    char def[WK_COLLOQ_CODEGEN_PREFIX_MAX + 1];
+    const char *prefix = params && params->prefix ? params->prefix : default_prefix(plan, def);
     if (!valid_prefix(prefix))
         return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "prefix \"%.40s\" is not [A-Za-z_][A-Za-z0-9_]* of 1..%d characters",
                             prefix, PREFIX_MAX);

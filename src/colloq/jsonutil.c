@@ -410,8 +410,9 @@ static int cmp_keys(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-void colloq_json_canonical(jw *w, json_object *o)
+bool colloq_json_canonical(jw *w, json_object *o, const wk_allocator *a)
 {
+    bool ok = true;
     switch (json_object_get_type(o)) {
     case json_type_null: jw_str(w, "null"); break;
     case json_type_boolean: jw_str(w, json_object_get_boolean(o) ? "true" : "false"); break;
@@ -431,15 +432,15 @@ void colloq_json_canonical(jw *w, json_object *o)
         size_t n = json_object_array_length(o);
         for (size_t i = 0; i < n; i++) {
             if (i) jw_byte(w, ',');
-            colloq_json_canonical(w, json_object_array_get_idx(o, i));
+            ok = colloq_json_canonical(w, json_object_array_get_idx(o, i), a) && ok;
         }
         jw_byte(w, ']');
         break;
     }
     case json_type_object: {
         size_t n = (size_t)json_object_object_length(o), k = 0;
-        const char **keys = n ? malloc(n * sizeof *keys) : NULL;
-        if (n && !keys) break; /* out of memory: output stays short and will not match */
+        const char **keys = n ? colloq_alloc(a, n * sizeof *keys) : NULL;
+        if (n && !keys) return false; /* out of memory: output stays short */
         json_object_object_foreach(o, key, val)
         {
             (void)val;
@@ -451,11 +452,12 @@ void colloq_json_canonical(jw *w, json_object *o)
             if (i) jw_byte(w, ',');
             jw_json_string(w, keys[i], strlen(keys[i]));
             jw_byte(w, ':');
-            colloq_json_canonical(w, json_object_object_get(o, keys[i]));
+            ok = colloq_json_canonical(w, json_object_object_get(o, keys[i]), a) && ok;
         }
         jw_byte(w, '}');
-        free(keys);
+        colloq_free(a, keys);
         break;
     }
     }
+    return ok;
 }

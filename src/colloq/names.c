@@ -63,7 +63,7 @@ const char *wk_colloq_failure_name(wk_code code)
     return NULL;
 }
 
-wk_code wk_colloq_failure_code(const char *name, size_t len)
+wk_code wk_colloq_failure_parse(const char *name, size_t len)
 {
     for (size_t i = 0; i < sizeof failures / sizeof failures[0]; i++)
         if (strlen(failures[i].name) == len && memcmp(failures[i].name, name, len) == 0)
@@ -71,7 +71,7 @@ wk_code wk_colloq_failure_code(const char *name, size_t len)
     return WK_OK;
 }
 
-bool wk_colloq_is_failure(wk_code code)
+bool wk_colloq_code_is_failure(wk_code code)
 {
     return code >= WK_ERR_COLLOQ_UNKNOWN_TRANSITION && code <= WK_ERR_COLLOQ_AFTER_FINAL;
 }

@@ -94,7 +94,7 @@ size_t colloq_payload_size(const wk_colloq_message *m, const wk_colloq_frame *f)
         const wk_colloq_field *fd = &m->fields[i];
         if (!f->fields[i].present) continue;
         if (fd->width) n += fd->width;
-        else n += wk_colloq_varint_len(f->fields[i].as.s.len) + f->fields[i].as.s.len;
+        else n += wk_leb128_len(f->fields[i].as.s.len) + f->fields[i].as.s.len;
     }
     return n;
 }
@@ -138,16 +138,23 @@ void colloq_payload_json(jw *w, const wk_colloq_message *m, const wk_colloq_fram
     jw_byte(w, '}');
 }
 
-size_t wk_colloq_payload_json(const wk_colloq_plan *plan, uint32_t t, const wk_colloq_frame *f,
-                              char *buf, size_t cap)
+static void write_payload(jw *w, const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                          const wk_colloq_message *m)
 {
-    jw w;
-    jw_init(&w, buf, cap);
-    if (t < plan->transition_count)
-        colloq_payload_json(&w, wk_colloq_plan_transition_message(plan, t), f);
-    else
-        jw_str(&w, "{}");
-    return jw_finish(&w);
+    (void)plan;
+    colloq_payload_json(w, m, f);
+}
+
+wk_code wk_colloq_payload_json_size(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                    size_t *size, wk_error *err)
+{
+    return colloq_frame_text_size(plan, f, write_payload, size, err);
+}
+
+wk_result wk_colloq_payload_json_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                        wk_out *out, wk_error *err)
+{
+    return colloq_frame_text_encode(plan, f, write_payload, out, err);
 }
 
 static int hexval(char c)

@@ -9,6 +9,7 @@
 
 typedef struct plan_impl {
     wk_colloq_plan pub;
+    wk_allocator a; /* every block of the plan, and the compiler's scratch */
     void **allocs;
     size_t nallocs, cap;
 } plan_impl;
@@ -25,12 +26,11 @@ static void *palloc(cctx *c, size_t n)
     plan_impl *pi = c->pi;
     if (pi->nallocs == pi->cap) {
         size_t ncap = pi->cap ? pi->cap * 2 : 16;
-        void **na = realloc(pi->allocs, ncap * sizeof *na);
-        if (!na) return NULL;
-        pi->allocs = na;
+        if (!colloq_grow(&pi->a, (void **)&pi->allocs, sizeof *pi->allocs, pi->nallocs, ncap))
+            return NULL;
         pi->cap = ncap;
     }
-    void *p = calloc(1, n ? n : 1);
+    void *p = colloq_zalloc(&pi->a, n);
     if (!p) return NULL;
     pi->allocs[pi->nallocs++] = p;
     return p;
@@ -44,14 +44,23 @@ static char *pstrdup(cctx *c, const char *s)
     return d;
 }
 
-void wk_colloq_plan_free(wk_colloq_plan *plan)
+void wk_colloq_plan_destroy(wk_colloq_plan *plan)
 {
     if (!plan) return;
     plan_impl *pi = (plan_impl *)plan;
-    for (size_t i = 0; i < pi->nallocs; i++) free(pi->allocs[i]);
-    free(pi->allocs);
-    free(pi);
+    wk_allocator a = pi->a;
+    for (size_t i = 0; i < pi->nallocs; i++) colloq_free(&a, pi->allocs[i]);
+    colloq_free(&a, pi->allocs);
+    colloq_free(&a, pi);
 }
+
+/* The compiler's scratch blocks (freed before it returns). */
+static void *scratch_zalloc(cctx *c, size_t n, size_t el)
+{
+    if (el && n > SIZE_MAX / el) return NULL;
+    return colloq_zalloc(&c->pi->a, n * el);
+}
+static void scratch_free(cctx *c, void *p) { colloq_free(&c->pi->a, p); }
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
@@ -447,7 +456,7 @@ static wk_code compile_doc(cctx *c, json_object *root)
     if ((rc = get(c, root, "messages", json_type_object, true, "$", &msgs))) return rc;
     size_t nm = (size_t)json_object_object_length(msgs);
     if (nm > LIST_LIMIT) return cerr(c, WK_ERR_COLLOQ_LIMIT, "$.messages", "more than %u messages", LIST_LIMIT);
-    msg_build *mb = calloc(nm ? nm : 1, sizeof *mb);
+    msg_build *mb = scratch_zalloc(c, nm ? nm : 1, sizeof *mb);
     if (!mb) return nomem(c);
     size_t k = 0;
     json_object_object_foreach(msgs, mkey, mval)
@@ -461,29 +470,29 @@ static wk_code compile_doc(cctx *c, json_object *root)
         if (!valid_ident(mb[i].name)) {
             char p[128];
             snprintf(p, sizeof p, "$.messages.%.60s", mb[i].name);
-            free(mb);
+            scratch_free(c, mb);
             return cerr(c, WK_ERR_COLLOQ_NAME, p, "message name is not [A-Za-z_][A-Za-z0-9_]*");
         }
     }
     qsort(mb, nm, sizeof *mb, cmp_msg);
     wk_colloq_message *ms = palloc(c, (nm ? nm : 1) * sizeof *ms);
     if (!ms) {
-        free(mb);
+        scratch_free(c, mb);
         return nomem(c);
     }
     for (size_t i = 0; i < nm; i++) {
         const char *nm_copy = pstrdup(c, mb[i].name);
         if (!nm_copy) {
-            free(mb);
+            scratch_free(c, mb);
             return nomem(c);
         }
         if ((rc = compile_message(c, nm_copy, mb[i].def, &ms[i]))) {
-            free(mb);
+            scratch_free(c, mb);
             return rc;
         }
         if (ms[i].max_payload > pl->max_payload_max) pl->max_payload_max = ms[i].max_payload;
     }
-    free(mb);
+    scratch_free(c, mb);
     pl->messages = ms;
     pl->message_count = (uint32_t)nm;
 
@@ -493,7 +502,7 @@ static wk_code compile_doc(cctx *c, json_object *root)
     size_t nt = json_object_array_length(trs);
     if (nt == 0) return cerr(c, WK_ERR_COLLOQ_STRUCTURE, "$.transitions", "must not be empty");
     if (nt > LIST_LIMIT) return cerr(c, WK_ERR_COLLOQ_LIMIT, "$.transitions", "more than %u transitions", LIST_LIMIT);
-    tr_build *tb = calloc(nt, sizeof *tb);
+    tr_build *tb = scratch_zalloc(c, nt, sizeof *tb);
     if (!tb) return nomem(c);
     static const char *const tr_keys[] = {"from", "message", "sender", "to", NULL};
     static const char *const tr_plan_keys[] = {"from", "id", "message", "sender", "to", NULL};
@@ -546,7 +555,7 @@ static wk_code compile_doc(cctx *c, json_object *root)
         }
     }
     if (rc) {
-        free(tb);
+        scratch_free(c, tb);
         return rc;
     }
     for (size_t i = 0; i < nt; i++) {
@@ -557,7 +566,7 @@ static wk_code compile_doc(cctx *c, json_object *root)
     qsort(tb, nt, sizeof *tb, cmp_tr);
     wk_colloq_transition *ts = palloc(c, nt * sizeof *ts);
     if (!ts) {
-        free(tb);
+        scratch_free(c, tb);
         return nomem(c);
     }
     for (size_t i = 0; i < nt; i++) {
@@ -566,19 +575,19 @@ static wk_code compile_doc(cctx *c, json_object *root)
             char p[64];
             size_t later = tb[i].decl > tb[i - 1].decl ? tb[i].decl : tb[i - 1].decl;
             snprintf(p, sizeof p, "$.transitions[%zu]", later);
-            free(tb);
+            scratch_free(c, tb);
             return cerr(c, WK_ERR_COLLOQ_DUPLICATE, p,
                         "duplicate transition (from, message, sender)");
         }
         if (c->is_plan && tb[i].id != (int64_t)i) {
             char p[64];
             snprintf(p, sizeof p, "$.transitions[%zu].id", tb[i].decl);
-            free(tb);
+            scratch_free(c, tb);
             return cerr(c, WK_ERR_COLLOQ_PLAN, p, "id is not the sorted position %zu", i);
         }
         ts[i] = tb[i].t;
     }
-    free(tb);
+    scratch_free(c, tb);
     pl->transitions = ts;
     pl->transition_count = (uint32_t)nt;
     pl->has_schedules = true;
@@ -611,16 +620,19 @@ static wk_code compile_doc(cctx *c, json_object *root)
 
     if (c->is_plan) {
         jw_init(&w, NULL, 0);
-        colloq_json_canonical(&w, root);
-        char *in = malloc(w.len + 1);
+        if (!colloq_json_canonical(&w, root, &c->pi->a)) return nomem(c);
+        char *in = scratch_zalloc(c, w.len + 1, 1);
         if (!in) return nomem(c);
         size_t in_len = w.len;
         jw_init(&w, in, in_len + 1);
-        colloq_json_canonical(&w, root);
+        if (!colloq_json_canonical(&w, root, &c->pi->a)) {
+            scratch_free(c, in);
+            return nomem(c);
+        }
         bool same = in_len == need && memcmp(in, text, need) == 0;
         size_t diff = 0;
         while (diff < in_len && diff < need && in[diff] == text[diff]) diff++;
-        free(in);
+        scratch_free(c, in);
         if (!same)
             return cerr(c, WK_ERR_COLLOQ_PLAN, "$",
                         "plan differs from what its content compiles to (canonical byte %zu)", diff);
@@ -628,9 +640,10 @@ static wk_code compile_doc(cctx *c, json_object *root)
     return WK_OK;
 }
 
-static wk_code compile_text(const char *json, size_t len, bool allow_plan, wk_colloq_plan **out,
-                            wk_error *err)
+static wk_code compile_text(const char *json, size_t len, const wk_colloq_plan_params *params,
+                            bool allow_plan, wk_colloq_plan **out, wk_error *err)
 {
+    wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
     *out = NULL;
     size_t bad = 0;
     bool dup = false;
@@ -639,30 +652,33 @@ static wk_code compile_text(const char *json, size_t len, bool allow_plan, wk_co
     if (!root && dup) /* json-c would keep the last of two equal keys: refused, as in envelopes */
         return wk_error_set(err, WK_ERR_COLLOQ_DUPLICATE, bad, "%s: duplicate key", path);
     if (!root) return wk_error_set(err, WK_ERR_COLLOQ_JSON, bad, "$: not valid JSON");
-    plan_impl *pi = calloc(1, sizeof *pi);
+    plan_impl *pi = colloq_zalloc(&a, sizeof *pi);
     if (!pi) {
         json_object_put(root);
         return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "out of memory compiling the plan");
     }
+    pi->a = a;
     cctx c = {pi, err, allow_plan, false};
     wk_code rc = compile_doc(&c, root);
     json_object_put(root);
     if (rc) {
-        wk_colloq_plan_free(&pi->pub);
+        wk_colloq_plan_destroy(&pi->pub);
         return rc;
     }
     *out = &pi->pub;
     return WK_OK;
 }
 
-wk_code wk_colloq_plan_compile(const char *json, size_t len, wk_colloq_plan **out, wk_error *err)
+wk_code wk_colloq_plan_compile(const char *json, size_t len, const wk_colloq_plan_params *params,
+                               wk_colloq_plan **out, wk_error *err)
 {
-    return compile_text(json, len, false, out, err);
+    return compile_text(json, len, params, false, out, err);
 }
 
-wk_code wk_colloq_plan_load(const char *json, size_t len, wk_colloq_plan **out, wk_error *err)
+wk_code wk_colloq_plan_load(const char *json, size_t len, const wk_colloq_plan_params *params,
+                            wk_colloq_plan **out, wk_error *err)
 {
-    return compile_text(json, len, true, out, err);
+    return compile_text(json, len, params, true, out, err);
 }
 
 int32_t wk_colloq_plan_role(const wk_colloq_plan *plan, const char *name, size_t len)

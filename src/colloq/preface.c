@@ -2,20 +2,43 @@
 #include "colloq_internal.h"
 #include <stdio.h>
 
-size_t wk_colloq_preface_write(const wk_colloq_plan *plan, wk_colloq_wire wire, uint32_t role,
-                               char *buf, size_t cap)
+static void write_preface(jw *w, const wk_colloq_plan *plan, const char *wire, const char *role)
 {
-    jw w;
-    jw_init(&w, buf, cap);
-    jw_str(&w, "{\"colloq\":\"wire/v0\",\"plan\":\"");
-    jw_str(&w, plan->identity);
-    jw_str(&w, "\",\"wire\":\"");
-    jw_str(&w, wk_colloq_wire_name(wire) ? wk_colloq_wire_name(wire) : "?");
-    jw_str(&w, "\",\"role\":");
-    const char *r = role < plan->role_count ? plan->roles[role] : "";
-    jw_json_string(&w, r, strlen(r));
-    jw_str(&w, "}\n");
-    return jw_finish(&w);
+    jw_str(w, "{\"colloq\":\"wire/v0\",\"plan\":\"");
+    jw_str(w, plan->identity);
+    jw_str(w, "\",\"wire\":\"");
+    jw_str(w, wire);
+    jw_str(w, "\",\"role\":");
+    jw_json_string(w, role, strlen(role));
+    jw_str(w, "}\n");
+}
+
+static wk_code preface_check_args(const wk_colloq_plan *plan, wk_colloq_wire wire, uint32_t role,
+                                  const char **wname, wk_error *err)
+{
+    *wname = wk_colloq_wire_name(wire);
+    if (!*wname) return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "unknown wire %d", (int)wire);
+    if (role >= plan->role_count)
+        return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "role %u is not in the plan", (unsigned)role);
+    return WK_OK;
+}
+
+wk_code wk_colloq_preface_size(const wk_colloq_plan *plan, wk_colloq_wire wire, uint32_t role,
+                               size_t *size, wk_error *err)
+{
+    const char *wname;
+    *size = 0;
+    wk_code rc = preface_check_args(plan, wire, role, &wname, err);
+    if (!rc) COLLOQ_TEXT_SIZE(write_preface(&w, plan, wname, plan->roles[role]));
+    return rc;
+}
+
+wk_result wk_colloq_preface_encode(const wk_colloq_plan *plan, wk_colloq_wire wire, uint32_t role,
+                                   wk_out *out, wk_error *err)
+{
+    const char *wname;
+    if (preface_check_args(plan, wire, role, &wname, err)) return WK_ERROR;
+    COLLOQ_TEXT_ENCODE(out, err, write_preface(&w, plan, wname, plan->roles[role]));
 }
 
 static bool is_identity(const char *s, size_t n)

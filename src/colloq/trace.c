@@ -2,12 +2,11 @@
 #include "colloq_internal.h"
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 
-static void write_frame_line(jw *w, const wk_colloq_plan *plan, const wk_colloq_frame *f)
+static void write_frame_line(jw *w, const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                             const wk_colloq_message *m)
 {
     const wk_colloq_transition *t = &plan->transitions[f->transition];
-    const wk_colloq_message *m = &plan->messages[t->message];
     jw_str(w, "{\"seq\":");
     jw_u64(w, f->seq);
     jw_str(w, ",\"transition\":");
@@ -23,39 +22,65 @@ static void write_frame_line(jw *w, const wk_colloq_plan *plan, const wk_colloq_
     jw_str(w, "}\n");
 }
 
-size_t wk_colloq_trace_frame_line(const wk_colloq_plan *plan, const wk_colloq_frame *f, char *buf,
-                                  size_t cap)
+wk_code wk_colloq_trace_frame_size(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                   size_t *size, wk_error *err)
 {
-    jw w;
-    jw_init(&w, buf, cap);
-    if (f->transition < plan->transition_count) write_frame_line(&w, plan, f);
-    return jw_finish(&w);
+    return colloq_frame_text_size(plan, f, write_frame_line, size, err);
 }
 
-size_t wk_colloq_trace_failure_line(wk_code code, uint64_t seq, char *buf, size_t cap)
+wk_result wk_colloq_trace_frame_encode(const wk_colloq_plan *plan, const wk_colloq_frame *f,
+                                       wk_out *out, wk_error *err)
 {
-    jw w;
-    jw_init(&w, buf, cap);
-    const char *name = wk_colloq_failure_name(code);
-    jw_str(&w, "{\"failure\":\"");
-    jw_str(&w, name ? name : "unknown");
-    jw_str(&w, "\",\"seq\":");
-    jw_u64(&w, seq);
-    jw_str(&w, "}\n");
-    return jw_finish(&w);
+    return colloq_frame_text_encode(plan, f, write_frame_line, out, err);
 }
 
-void wk_colloq_trace_init(wk_colloq_trace *t)
+static void write_failure_line(jw *w, const char *name, uint64_t seq)
+{
+    jw_str(w, "{\"failure\":\"");
+    jw_str(w, name);
+    jw_str(w, "\",\"seq\":");
+    jw_u64(w, seq);
+    jw_str(w, "}\n");
+}
+
+static wk_code failure_check(wk_code code, const char **name, wk_error *err)
+{
+    *name = wk_colloq_failure_name(code);
+    if (!*name)
+        return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "%s is not a failure kind",
+                            wk_error_name(code));
+    return WK_OK;
+}
+
+wk_code wk_colloq_trace_failure_size(wk_code code, uint64_t seq, size_t *size, wk_error *err)
+{
+    const char *name;
+    *size = 0;
+    wk_code rc = failure_check(code, &name, err);
+    if (!rc) COLLOQ_TEXT_SIZE(write_failure_line(&w, name, seq));
+    return rc;
+}
+
+wk_result wk_colloq_trace_failure_encode(wk_code code, uint64_t seq, wk_out *out, wk_error *err)
+{
+    const char *name;
+    if (failure_check(code, &name, err)) return WK_ERROR;
+    COLLOQ_TEXT_ENCODE(out, err, write_failure_line(&w, name, seq));
+}
+
+void wk_colloq_trace_init(wk_colloq_trace *t, const wk_colloq_trace_params *params)
 {
     t->entries = NULL;
     t->count = t->cap = 0;
+    t->allocator = wk_allocator_or_default(params ? params->allocator : NULL);
 }
 
-void wk_colloq_trace_free(wk_colloq_trace *t)
+void wk_colloq_trace_destroy(wk_colloq_trace *t)
 {
-    for (size_t i = 0; i < t->count; i++) free(t->entries[i].line);
-    free(t->entries);
-    wk_colloq_trace_init(t);
+    for (size_t i = 0; i < t->count; i++) colloq_free(&t->allocator, t->entries[i].line);
+    colloq_free(&t->allocator, t->entries);
+    t->entries = NULL;
+    t->count = t->cap = 0;
 }
 
 /* Appends an entry owning a copy of line[0..len) (no '\n'). */
@@ -63,15 +88,13 @@ static wk_colloq_trace_entry *push(wk_colloq_trace *t, const char *line, size_t 
 {
     if (t->count == t->cap) {
         size_t ncap = t->cap ? t->cap * 2 : 16;
-        wk_colloq_trace_entry *ne = realloc(t->entries, ncap * sizeof *ne);
-        if (!ne) {
+        if (!colloq_grow(&t->allocator, (void **)&t->entries, sizeof *t->entries, t->count, ncap)) {
             wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "out of memory for the trace");
             return NULL;
         }
-        t->entries = ne;
         t->cap = ncap;
     }
-    char *copy = malloc(len + 1);
+    char *copy = colloq_alloc(&t->allocator, len + 1);
     if (!copy) {
         wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "out of memory for the trace");
         return NULL;
@@ -88,18 +111,15 @@ static wk_colloq_trace_entry *push(wk_colloq_trace *t, const char *line, size_t 
 wk_code wk_colloq_trace_append_frame(wk_colloq_trace *t, const wk_colloq_plan *plan,
                                      const wk_colloq_frame *f, wk_error *err)
 {
-    if (f->transition >= plan->transition_count)
-        return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "frame has no transition");
-    jw w;
-    jw_init(&w, NULL, 0);
-    write_frame_line(&w, plan, f);
-    char *buf = malloc(w.len + 1);
+    size_t n;
+    wk_code rc = wk_colloq_trace_frame_size(plan, f, &n, err);
+    if (rc) return rc;
+    char *buf = colloq_alloc(&t->allocator, n);
     if (!buf) return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "out of memory for the trace");
-    size_t n = w.len;
-    jw_init(&w, buf, n + 1);
-    write_frame_line(&w, plan, f);
+    wk_out out = {(uint8_t *)buf, n, 0};
+    wk_colloq_trace_frame_encode(plan, f, &out, err); /* checked and sized above: WK_DONE */
     wk_colloq_trace_entry *e = push(t, buf, n - 1, err);
-    free(buf);
+    colloq_free(&t->allocator, buf);
     if (!e) return WK_ERR_NOMEM;
     e->seq = f->seq;
     e->transition = f->transition;
@@ -109,9 +129,13 @@ wk_code wk_colloq_trace_append_frame(wk_colloq_trace *t, const wk_colloq_plan *p
 wk_code wk_colloq_trace_append_failure(wk_colloq_trace *t, wk_code code, uint64_t seq,
                                        wk_error *err)
 {
-    char buf[80];
-    size_t n = wk_colloq_trace_failure_line(code, seq, buf, sizeof buf);
-    wk_colloq_trace_entry *e = push(t, buf, n - 1, err);
+    uint8_t buf[80];
+    wk_out out = {buf, sizeof buf, 0};
+    const char *name;
+    wk_code rc = failure_check(code, &name, err);
+    if (rc) return rc;
+    wk_colloq_trace_failure_encode(code, seq, &out, err); /* a failure line fits in 80 bytes */
+    wk_colloq_trace_entry *e = push(t, (const char *)buf, out.pos - 1, err);
     if (!e) return WK_ERR_NOMEM;
     e->is_failure = true;
     e->failure = code;
@@ -119,21 +143,29 @@ wk_code wk_colloq_trace_append_failure(wk_colloq_trace *t, wk_code code, uint64_
     return WK_OK;
 }
 
-char *wk_colloq_trace_text(const wk_colloq_trace *t, size_t *len)
+size_t wk_colloq_trace_size(const wk_colloq_trace *t)
 {
     size_t n = 0;
     for (size_t i = 0; i < t->count; i++) n += t->entries[i].line_len + 1;
-    char *s = malloc(n + 1);
-    if (!s) return NULL;
+    return n;
+}
+
+wk_result wk_colloq_trace_encode(const wk_colloq_trace *t, wk_out *out, wk_error *err)
+{
+    if (!out || out->pos > out->size) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "trace encode: no output view");
+        return WK_ERROR;
+    }
+    if (out->size - out->pos < wk_colloq_trace_size(t)) return WK_NEED_OUTPUT;
+    uint8_t *s = out->dst + out->pos;
     size_t k = 0;
     for (size_t i = 0; i < t->count; i++) {
-        memcpy(s + k, t->entries[i].line, t->entries[i].line_len);
+        if (t->entries[i].line_len) memcpy(s + k, t->entries[i].line, t->entries[i].line_len);
         k += t->entries[i].line_len;
         s[k++] = '\n';
     }
-    s[k] = '\0';
-    if (len) *len = n;
-    return s;
+    out->pos += k;
+    return WK_DONE;
 }
 
 wk_code wk_colloq_trace_parse(const char *text, size_t len, wk_colloq_trace *t, wk_error *err)
@@ -167,7 +199,7 @@ wk_code wk_colloq_trace_parse(const char *text, size_t len, wk_colloq_trace *t, 
                 !json_object_object_get_ex(o, "seq", &sv) || !colloq_json_u64(sv, &seq))
                 rc = wk_error_set(err, WK_ERR_COLLOQ_TRACE, off,
                                   "line %zu: failure entry is not {\"failure\":kind,\"seq\":N}", lineno);
-            else if (!(kind = wk_colloq_failure_code(json_object_get_string(v),
+            else if (!(kind = wk_colloq_failure_parse(json_object_get_string(v),
                                                      (size_t)json_object_get_string_len(v))))
                 rc = wk_error_set(err, WK_ERR_COLLOQ_TRACE, off, "line %zu: unknown failure kind",
                                   lineno);
@@ -198,7 +230,7 @@ wk_code wk_colloq_trace_parse(const char *text, size_t len, wk_colloq_trace *t, 
     return WK_OK;
 }
 
-static wk_code vfail(wk_colloq_verify_report *rep, size_t entry, wk_code reason, wk_error *err,
+static wk_code vfail(wk_colloq_trace_verify_report *rep, size_t entry, wk_code reason, wk_error *err,
                      const char *why)
 {
     if (rep) {
@@ -217,8 +249,8 @@ static bool str_is(json_object *o, const char *key, const char *want)
            memcmp(json_object_get_string(v), want, strlen(want)) == 0;
 }
 
-wk_code wk_colloq_verify_trace(const wk_colloq_plan *plan, const wk_colloq_trace *t,
-                               wk_colloq_verify_report *rep, wk_error *err)
+wk_code wk_colloq_trace_verify(const wk_colloq_plan *plan, const wk_colloq_trace *t,
+                               wk_colloq_trace_verify_report *rep, wk_error *err)
 {
     if (rep) {
         rep->ok = true;
@@ -227,11 +259,12 @@ wk_code wk_colloq_verify_trace(const wk_colloq_plan *plan, const wk_colloq_trace
     }
     wk_colloq_session s;
     wk_colloq_session_init(&s, plan);
-    uint8_t *scratch = malloc(plan->max_payload_max ? plan->max_payload_max : 1);
-    wk_colloq_frame *f = malloc(sizeof *f);
+    const wk_allocator *a = &t->allocator;
+    uint8_t *scratch = colloq_alloc(a, plan->max_payload_max);
+    wk_colloq_frame *f = colloq_alloc(a, sizeof *f);
     if (!scratch || !f) {
-        free(scratch);
-        free(f);
+        colloq_free(a, scratch);
+        colloq_free(a, f);
         return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "out of memory verifying the trace");
     }
     wk_code rc = WK_OK;
@@ -242,7 +275,7 @@ wk_code wk_colloq_verify_trace(const wk_colloq_plan *plan, const wk_colloq_trace
             break;
         }
         if (e->is_failure) {
-            if (!wk_colloq_is_failure(e->failure))
+            if (!wk_colloq_code_is_failure(e->failure))
                 rc = vfail(rep, i, WK_ERR_COLLOQ_TRACE, err, "unknown failure kind");
             else if (e->seq != s.next_seq)
                 rc = vfail(rep, i, WK_ERR_COLLOQ_TRACE, err, "failure seq is not the next expected sequence number");
@@ -284,7 +317,7 @@ wk_code wk_colloq_verify_trace(const wk_colloq_plan *plan, const wk_colloq_trace
         wk_colloq_frame_init(f, plan, (uint32_t)tid, seq);
         colloq_payload_from_json(plan, &plan->messages[tr->message], pv, f, scratch, plan->max_payload_max);
         wk_error cerr;
-        wk_code c = wk_colloq_check(&s, f, WK_COLLOQ_SENDER_TRANSCRIPT, &cerr);
+        wk_code c = wk_colloq_session_check(&s, f, WK_COLLOQ_SENDER_TRANSCRIPT, &cerr);
         json_object_put(o);
         if (c) {
             char why[160];
@@ -292,7 +325,7 @@ wk_code wk_colloq_verify_trace(const wk_colloq_plan *plan, const wk_colloq_trace
             rc = vfail(rep, i, c, err, why);
         }
     }
-    free(scratch);
-    free(f);
+    colloq_free(a, scratch);
+    colloq_free(a, f);
     return rc;
 }

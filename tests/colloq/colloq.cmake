@@ -7,12 +7,14 @@ set(WK_COLLOQ_FIXTURES ${CMAKE_CURRENT_SOURCE_DIR}/colloq/fixtures)
 # byte), criterion 6 (schedule-only plan change refused at the preface), plan canonical form and
 # identity against the Python model, verify_trace on valid and invalid trace fixtures.
 wk_test(test_colloq_fixtures colloq/test_fixtures.c)
+target_link_libraries(test_colloq_fixtures PRIVATE wk_contract)
 add_test(NAME colloq_fixtures COMMAND test_colloq_fixtures ${WK_COLLOQ_FIXTURES})
 
 # Units: compile errors with their JSON paths, binary decoder edge cases, JSON integer extremes,
 # encoders (capacity 0..N), prefaces, the checker, and zero allocations per binary frame
 # (malloc/calloc/realloc wrapped at link time, counted per thread by tests/wk_alloc_probe.h).
 wk_test(test_colloq colloq/test_colloq.c)
+target_link_libraries(test_colloq PRIVATE wk_contract)
 target_link_options(test_colloq PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc)
 add_test(NAME colloq_unit COMMAND test_colloq ${WK_COLLOQ_FIXTURES})
 
@@ -41,3 +43,9 @@ target_include_directories(test_colloq_generated PRIVATE ${WK_COLLOQ_GEN_DIR})
 target_link_options(test_colloq_generated PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc)
 add_test(NAME colloq_generated COMMAND test_colloq_generated ${WK_COLLOQ_FIXTURES})
 set_tests_properties(colloq_generated PROPERTIES TIMEOUT 600)
+
+# Every colloq object with a counting, failing allocator (tests/contract/wk_contract_alloc.h):
+# each allocation call fails in turn, alone and sticky; WK_OK or WK_ERR_NOMEM and nothing live.
+wk_test(test_colloq_alloc colloq/test_alloc.c)
+target_link_libraries(test_colloq_alloc PRIVATE wk_contract)
+add_test(NAME colloq_alloc COMMAND test_colloq_alloc ${WK_COLLOQ_FIXTURES})

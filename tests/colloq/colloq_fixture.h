@@ -33,7 +33,7 @@ static wk_colloq_plan *plan_of(const char *conv)
     if (!text) return NULL;
     wk_colloq_plan *p = NULL;
     wk_error err;
-    if (wk_colloq_plan_compile(text, n, &p, &err) != WK_OK) {
+    if (wk_colloq_plan_compile(text, n, NULL, &p, &err) != WK_OK) {
         char buf[256];
         fprintf(stderr, "%s: %s\n", conv, wk_error_format(&err, buf, sizeof buf));
         p = NULL;
@@ -41,10 +41,39 @@ static wk_colloq_plan *plan_of(const char *conv)
     free(text);
     return p;
 }
+/* The whole trace as NUL-terminated text (wk_colloq_trace_size + wk_colloq_trace_encode) in a
+ * malloc'd buffer the caller frees; NULL when it cannot be written. */
+static inline char *trace_text(const wk_colloq_trace *t)
+{
+    size_t n = wk_colloq_trace_size(t);
+    char *s = malloc(n + 1);
+    if (!s) return NULL;
+    wk_out out = {(uint8_t *)s, n, 0};
+    wk_error err;
+    if (wk_colloq_trace_encode(t, &out, &err) != WK_DONE || out.pos != n) {
+        free(s);
+        return NULL;
+    }
+    s[n] = '\0';
+    return s;
+}
+
+/* Our preface line for role on wire written into buf (cap bytes, NUL-terminated after it): its
+ * length, 0 when the encoder does not answer WK_DONE. */
+static inline size_t preface_of(const wk_colloq_plan *plan, wk_colloq_wire wire, uint32_t role, char *buf,
+                         size_t cap)
+{
+    wk_error err;
+    wk_out o = {(uint8_t *)buf, cap - 1, 0};
+    if (wk_colloq_preface_encode(plan, wire, role, &o, &err) != WK_DONE) return 0;
+    buf[o.pos] = '\0';
+    return o.pos;
+}
+
 /* Calls fn for every scenario of transcripts/index.txt ("name conversation status [wires=...]":
  * status 0, 2, 3 or live:N; wires NULL for all three). Returns the number listed, -1 when the
  * index cannot be read. */
-static int for_each_scenario(void (*fn)(const char *name, const char *conv, const char *status,
+static inline int for_each_scenario(void (*fn)(const char *name, const char *conv, const char *status,
                                         const char *wires))
 {
     char *idx = slurp("transcripts/index.txt", NULL);

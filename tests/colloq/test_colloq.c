@@ -8,6 +8,28 @@
 #include <math.h>
 
 #include "wk_alloc_wrap.h"
+#include "wk_contract.h"
+
+
+/* The trace line of f written into buf (cap bytes, NUL-terminated after it): its length, SIZE_MAX
+ * when the encoder does not answer WK_DONE or disagrees with its _size. */
+static size_t frame_line(const wk_colloq_plan *plan, const wk_colloq_frame *f, char *buf, size_t cap)
+{
+    wk_error err;
+    size_t size = 0;
+    wk_out o = {(uint8_t *)buf, cap - 1, 0};
+    if (wk_colloq_trace_frame_encode(plan, f, &o, &err) != WK_DONE) return SIZE_MAX;
+    buf[o.pos] = '\0';
+    if (wk_colloq_trace_frame_size(plan, f, &size, &err) != WK_OK || size != o.pos) return SIZE_MAX;
+    return o.pos;
+}
+
+/* Every field of two wk_errors (a failed session reports its failure again unchanged). */
+static bool same_error(const wk_error *a, const wk_error *b)
+{
+    return a->code == b->code && a->category == b->category && a->has_offset == b->has_offset &&
+           a->offset == b->offset && strcmp(a->msg, b->msg) == 0;
+}
 
 static const char *dir;
 
@@ -31,7 +53,7 @@ static wk_colloq_plan *compile_str(const char *text)
 {
     wk_colloq_plan *p = NULL;
     wk_error err;
-    if (wk_colloq_plan_compile(text, strlen(text), &p, &err) != WK_OK) {
+    if (wk_colloq_plan_compile(text, strlen(text), NULL, &p, &err) != WK_OK) {
         char buf[256];
         fprintf(stderr, "compile: %s\n", wk_error_format(&err, buf, sizeof buf));
     }
@@ -62,15 +84,15 @@ static void test_names(void)
                                         "bad-sequence", "malformed-payload", "payload-too-large",
                                         "truncated", "after-final"};
     for (int i = 0; i < 8; i++) {
-        wk_code c = wk_colloq_failure_code(kinds[i], strlen(kinds[i]));
+        wk_code c = wk_colloq_failure_parse(kinds[i], strlen(kinds[i]));
         CHECK(c == (wk_code)(WK_ERR_COLLOQ_UNKNOWN_TRANSITION + i));
         CHECK(strcmp(wk_colloq_failure_name(c), kinds[i]) == 0);
-        CHECK(wk_colloq_is_failure(c));
+        CHECK(wk_colloq_code_is_failure(c));
         CHECK(wk_code_is_truncation(c) == (c == WK_ERR_COLLOQ_TRUNCATED));
         CHECK(strcmp(wk_error_name(c), "WK_ERR_UNKNOWN") != 0);
     }
     CHECK(wk_colloq_failure_name(WK_ERR_COLLOQ_PREFACE) == NULL);
-    CHECK(wk_colloq_failure_code("truncate", 8) == WK_OK);
+    CHECK(wk_colloq_failure_parse("truncate", 8) == WK_OK);
     CHECK(wk_code_category(WK_ERR_COLLOQ_SCHEMA) == WK_CAT_USAGE);
     CHECK(wk_code_category(WK_ERR_COLLOQ_BAD_SEQUENCE) == WK_CAT_PEER_PROTOCOL);
 }
@@ -98,7 +120,7 @@ static void expect_compile_error(const char *text, wk_code code, const char *pat
 {
     wk_colloq_plan *p = (wk_colloq_plan *)1;
     wk_error err;
-    wk_code rc = wk_colloq_plan_compile(text, strlen(text), &p, &err);
+    wk_code rc = wk_colloq_plan_compile(text, strlen(text), NULL, &p, &err);
     CHECKF(rc == code, "expected %s, got %s: %s", wk_error_name(code), wk_error_name(rc), err.msg);
     CHECK(p == NULL);
     if (path) {
@@ -126,7 +148,7 @@ static void test_compile_errors(void)
     CHECK(wk_colloq_message_field(tok, "text", 4) == 1 && wk_colloq_message_field(tok, "tex", 3) == -1);
     CHECK(wk_colloq_plan_find(ok, 1, (uint32_t)wk_colloq_plan_message(ok, "Token", 5), 1) == 2);
     CHECK(wk_colloq_plan_find(ok, 1, (uint32_t)wk_colloq_plan_message(ok, "Token", 5), 0) == WK_COLLOQ_NO_TRANSITION);
-    wk_colloq_plan_free(ok);
+    wk_colloq_plan_destroy(ok);
 
     expect_compile_error("{", WK_ERR_COLLOQ_JSON, "$", false);
     expect_compile_error("{\"colloq\":NaN}", WK_ERR_COLLOQ_JSON, "$", false);
@@ -280,7 +302,7 @@ static void expect_payload_error(const uint8_t *payload, size_t plen, wk_code co
     wk_colloq_session_init(&s, ts);
     s.state = ts->transitions[T_TOKEN].from;
     s.next_seq = 1;
-    CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == code);
+    CHECK(wk_colloq_session_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == code);
     CHECK(s.failure == code && s.failure_seq == 1);
 }
 
@@ -337,7 +359,7 @@ static void test_binary_decoder(void)
           g.transition == WK_COLLOQ_NO_TRANSITION);
     wk_colloq_session s;
     wk_colloq_session_init(&s, ts);
-    CHECK(wk_colloq_check(&s, &g, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_UNKNOWN_TRANSITION);
+    CHECK(wk_colloq_session_check(&s, &g, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_UNKNOWN_TRANSITION);
     static const uint8_t huge_id[] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01, 0x00, 0x00};
     CHECK(bdec(ts, huge_id, sizeof huge_id, &g, &pos, &err) == WK_DONE && g.transition == WK_COLLOQ_NO_TRANSITION);
 
@@ -353,7 +375,7 @@ static void test_binary_decoder(void)
     CHECK(bdec(ceil, c1025, sizeof c1025, &g, &pos, &err) == WK_DONE && g.payload_error == WK_ERR_COLLOQ_PAYLOAD_TOO_LARGE);
     static const uint8_t c1024[] = {0x01, 0x00, 0x80, 0x08};
     CHECK(bdec(ceil, c1024, sizeof c1024, &g, &pos, &err) == WK_NEED_INPUT);
-    wk_colloq_plan_free(ceil);
+    wk_colloq_plan_destroy(ceil);
 
     /* payload content */
     static const uint8_t p_nonmin_len[] = {0x00, 7, 0, 0, 0, 0x81, 0x00, 'a'};
@@ -417,7 +439,7 @@ static void test_binary_decoder(void)
         wk_colloq_session_init(&s, ts);
         s.state = 1;
         s.next_seq = 1;
-        CHECK(wk_colloq_check(&s, &g, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_BAD_SEQUENCE);
+        CHECK(wk_colloq_session_check(&s, &g, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_BAD_SEQUENCE);
     }
 }
 
@@ -431,7 +453,7 @@ static void test_json_extremes(void)
 {
     wk_error err;
     wk_colloq_frame f;
-    wk_colloq_decoder *d = wk_colloq_decoder_new(moe, WK_COLLOQ_WIRE_COMPACT, &err);
+    wk_colloq_decoder *d = wk_colloq_decoder_create(&(wk_colloq_decoder_params){moe, WK_COLLOQ_WIRE_COMPACT, NULL}, &err);
     REQUIRE(d != NULL);
     uint32_t R = 0; /* Idle/Request sorts first? find it */
     R = wk_colloq_plan_find(moe, (uint32_t)wk_colloq_plan_state(moe, "Idle", 4),
@@ -491,10 +513,10 @@ static void test_json_extremes(void)
     CHECK(cdec(d, "{\"t\":0,\"seq\":0,\"payload\":[]}", &f, &err) == WK_OK &&
           f.payload_error == WK_ERR_COLLOQ_MALFORMED_PAYLOAD);
     CHECK(cdec(d, "{\"t\":0,\"seq\":0,\"payload\":{\"reason\":\"a\tb\"}}", &f, &err) == WK_ERR_COLLOQ_MALFORMED_PAYLOAD);
-    wk_colloq_decoder_free(d);
+    wk_colloq_decoder_destroy(d);
 
     /* reference: names resolve; unknown names are unknown-transition */
-    d = wk_colloq_decoder_new(ts, WK_COLLOQ_WIRE_REFERENCE, &err);
+    d = wk_colloq_decoder_create(&(wk_colloq_decoder_params){ts, WK_COLLOQ_WIRE_REFERENCE, NULL}, &err);
     REQUIRE(d != NULL);
     CHECK(cdec(d, "{\"seq\":0,\"state\":\"Nowhere\",\"message\":\"Token\",\"sender\":\"server\",\"payload\":{}}", &f, &err) == WK_OK &&
           f.transition == WK_COLLOQ_NO_TRANSITION);
@@ -514,11 +536,11 @@ static void test_json_extremes(void)
     in.size = big - 1;
     CHECK(wk_colloq_decoder_decode(d, &in, &f, &err) == WK_NEED_INPUT && in.pos == 0);
     free(huge);
-    wk_colloq_decoder_free(d);
+    wk_colloq_decoder_destroy(d);
     /* binary decoder on a plan is fine; decode_line on it is a usage error */
-    d = wk_colloq_decoder_new(ts, WK_COLLOQ_WIRE_BINARY, &err);
+    d = wk_colloq_decoder_create(&(wk_colloq_decoder_params){ts, WK_COLLOQ_WIRE_BINARY, NULL}, &err);
     CHECK(d && cdec(d, "{}", &f, &err) == WK_ERR_ARG);
-    wk_colloq_decoder_free(d);
+    wk_colloq_decoder_destroy(d);
 #undef REQ
 }
 
@@ -576,9 +598,20 @@ static void test_encoders(void)
     /* payload JSON and size helpers */
     token(&f, 0, 5, "hi", true, 1.5);
     char pj[128];
-    size_t pn = wk_colloq_payload_json(ts, T_TOKEN, &f, pj, sizeof pj);
+    wk_out po = {(uint8_t *)pj, sizeof pj - 1, 0};
+    CHECK(wk_colloq_payload_json_encode(ts, &f, &po, &err) == WK_DONE);
+    pj[po.pos] = '\0';
+    size_t pn = po.pos, psz = 0;
     CHECK(pn == strlen("{\"index\":5,\"text\":\"hi\",\"logprob\":1.5}") && strcmp(pj, "{\"index\":5,\"text\":\"hi\",\"logprob\":1.5}") == 0);
-    CHECK(wk_colloq_payload_json(ts, T_TOKEN, &f, pj, 4) == pn && strlen(pj) == 3);
+    CHECK(wk_colloq_payload_json_size(ts, &f, &psz, &err) == WK_OK && psz == pn);
+    memset(pj, 'x', sizeof pj);
+    po = (wk_out){(uint8_t *)pj, pn - 1, 0};
+    CHECK(wk_colloq_payload_json_encode(ts, &f, &po, &err) == WK_NEED_OUTPUT && po.pos == 0 && pj[0] == 'x');
+    f.transition = 99;
+    CHECK(wk_colloq_payload_json_size(ts, &f, &psz, &err) == WK_ERR_ARG && psz == 0);
+    po = (wk_out){(uint8_t *)pj, sizeof pj, 0};
+    CHECK(wk_colloq_payload_json_encode(ts, &f, &po, &err) == WK_ERROR && err.code == WK_ERR_ARG && po.pos == 0);
+    f.transition = T_TOKEN;
     CHECK(wk_colloq_payload_size(ts, T_TOKEN, &f) == 1 + 4 + 3 + 4);
 }
 
@@ -603,17 +636,90 @@ static void fill_id(char *out, size_t cap, const char *tmpl, const char *id)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Every encoder through the contract harness's encoder check: NEED_OUTPUT with the view untouched
+ * (position and every byte) in every view too short, exactly its _size written otherwise, and a
+ * refusal in views of 0, 1 and many bytes alike, the view untouched (the binary encoder used to
+ * leave bytes past out->pos when it refused a value it had begun writing). */
+typedef struct enc_case {
+    int kind; /* 0..2 frame on wire kind, 3 trace frame line, 4 payload JSON, 5 preface, 6 failure
+                 line */
+    const wk_colloq_frame *f;
+} enc_case;
+
+static wk_result enc_call(void *ctx, wk_out *out, wk_error *err)
+{
+    const enc_case *e = ctx;
+    switch (e->kind) {
+    case 0: case 1: case 2: return wk_colloq_frame_encode(ts, (wk_colloq_wire)e->kind, e->f, out, err);
+    case 3: return wk_colloq_trace_frame_encode(ts, e->f, out, err);
+    case 4: return wk_colloq_payload_json_encode(ts, e->f, out, err);
+    case 5: return wk_colloq_preface_encode(ts, WK_COLLOQ_WIRE_COMPACT, 1, out, err);
+    default: return wk_colloq_trace_failure_encode(WK_ERR_COLLOQ_BAD_SEQUENCE, 7, out, err);
+    }
+}
+
+static size_t enc_size(const enc_case *e)
+{
+    size_t n = SIZE_MAX;
+    wk_error err;
+    switch (e->kind) {
+    case 0: case 1: case 2: wk_colloq_frame_size(ts, (wk_colloq_wire)e->kind, e->f, &n, &err); break;
+    case 3: wk_colloq_trace_frame_size(ts, e->f, &n, &err); break;
+    case 4: wk_colloq_payload_json_size(ts, e->f, &n, &err); break;
+    case 5: wk_colloq_preface_size(ts, WK_COLLOQ_WIRE_COMPACT, 1, &n, &err); break;
+    default: wk_colloq_trace_failure_size(WK_ERR_COLLOQ_BAD_SEQUENCE, 7, &n, &err); break;
+    }
+    return n;
+}
+
+static void test_encoder_contract(void)
+{
+    wk_colloq_frame good, bad;
+    token(&good, 3, 7, "h\xc3\xa9llo", true, 0.5);
+    token(&bad, 3, 7, "h\xc3\xa9llo", true, 0.5);
+    bad.fields[2].as.f = 0.1; /* not exact as f32: refused after the fields before it */
+    for (int kind = 0; kind < 7; kind++) {
+        for (int b = 0; b < (kind <= 4 ? 2 : 1); b++) {
+            enc_case ec = {kind, b ? &bad : &good};
+            wk_contract_encoder e = {enc_call, NULL, NULL, &ec, b ? WK_ERR_ARG : WK_OK,
+                                     b ? SIZE_MAX : enc_size(&ec), NULL};
+            char why[320];
+            uint8_t *bytes = NULL;
+            size_t len = 0;
+            CHECKF(wk_contract_encoder_check(&e, &bytes, &len, why, sizeof why), "encoder %d%s: %s",
+                   kind, b ? " (refused)" : "", why);
+            if (b) {
+                size_t n = 1;
+                wk_error err;
+                CHECK(kind > 2 || (wk_colloq_frame_size(ts, (wk_colloq_wire)kind, &bad, &n, &err) == WK_ERR_ARG && n == 0));
+            }
+            free(bytes);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
 static void test_preface(void)
 {
     char line[256];
     wk_colloq_preface p;
     wk_error err;
-    size_t n = wk_colloq_preface_write(ts, WK_COLLOQ_WIRE_BINARY, 1, line, sizeof line);
+    wk_out lo = {(uint8_t *)line, sizeof line - 1, 0};
+    CHECK(wk_colloq_preface_encode(ts, WK_COLLOQ_WIRE_BINARY, 1, &lo, &err) == WK_DONE);
+    size_t n = lo.pos, sz = 0;
+    line[n] = '\0';
     char want[256];
     snprintf(want, sizeof want, "{\"colloq\":\"wire/v0\",\"plan\":\"%s\",\"wire\":\"binary\",\"role\":\"server\"}\n", ts->identity);
     CHECK(n == strlen(want) && strcmp(line, want) == 0);
-    CHECK(wk_colloq_preface_write(ts, WK_COLLOQ_WIRE_BINARY, 1, line, 10) == n);
-    CHECK(wk_colloq_preface_write(ts, WK_COLLOQ_WIRE_BINARY, 1, line, sizeof line) == n);
+    CHECK(wk_colloq_preface_size(ts, WK_COLLOQ_WIRE_BINARY, 1, &sz, &err) == WK_OK && sz == n);
+    wk_out small = {(uint8_t *)line, 10, 0};
+    CHECK(wk_colloq_preface_encode(ts, WK_COLLOQ_WIRE_BINARY, 1, &small, &err) == WK_NEED_OUTPUT && small.pos == 0 &&
+          strcmp(line, want) == 0);
+    /* invalid input is an error whatever the room */
+    CHECK(wk_colloq_preface_size(ts, WK_COLLOQ_WIRE_BINARY, 2, &sz, &err) == WK_ERR_ARG && sz == 0);
+    CHECK(wk_colloq_preface_size(ts, (wk_colloq_wire)7, 1, &sz, &err) == WK_ERR_ARG);
+    small = (wk_out){(uint8_t *)line, 0, 0};
+    CHECK(wk_colloq_preface_encode(ts, WK_COLLOQ_WIRE_BINARY, 2, &small, &err) == WK_ERROR && err.code == WK_ERR_ARG);
     CHECK(wk_colloq_preface_parse(line, n, &p, &err) == WK_OK && p.wire == WK_COLLOQ_WIRE_BINARY &&
           strcmp(p.role, "server") == 0 && strcmp(p.plan, ts->identity) == 0);
     uint32_t role = 9;
@@ -663,8 +769,8 @@ static void test_checker(void)
     CHECK(p->transitions[0].message == (uint32_t)wk_colloq_plan_message(p, "Bye", 3));
     CHECK(p->transitions[1].sender == 0 && p->transitions[2].sender == 1);
     wk_error err;
-    wk_colloq_decoder *ref = wk_colloq_decoder_new(p, WK_COLLOQ_WIRE_REFERENCE, &err);
-    wk_colloq_decoder *cmp = wk_colloq_decoder_new(p, WK_COLLOQ_WIRE_COMPACT, &err);
+    wk_colloq_decoder *ref = wk_colloq_decoder_create(&(wk_colloq_decoder_params){p, WK_COLLOQ_WIRE_REFERENCE, NULL}, &err);
+    wk_colloq_decoder *cmp = wk_colloq_decoder_create(&(wk_colloq_decoder_params){p, WK_COLLOQ_WIRE_COMPACT, NULL}, &err);
     REQUIRE(ref && cmp);
     wk_colloq_frame f;
     wk_colloq_session s;
@@ -672,26 +778,29 @@ static void test_checker(void)
     /* reference names (state, message, sender): Say from b is id 2, live b accepts it */
     CHECK(cdec(ref, "{\"seq\":0,\"state\":\"S\",\"message\":\"Say\",\"sender\":\"b\",\"payload\":{\"x\":1}}", &f, &err) == WK_OK);
     CHECK(f.transition == 2 && !f.sender_mismatch);
-    CHECK(wk_colloq_check(&s, &f, 1, &err) == WK_OK && f.transition == 2 && s.next_seq == 1);
+    CHECK(wk_colloq_session_check(&s, &f, 1, &err) == WK_OK && f.transition == 2 && s.next_seq == 1);
     /* the same frame in a transcript: id 2 as well (the bug of issue 19: it used to be id 1) */
     wk_colloq_session_init(&s, p);
-    CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_OK && s.state == 0);
+    CHECK(wk_colloq_session_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_OK && s.state == 0);
     /* Say from a is id 1: live b is wrong-sender (the frame's sender must be the side it came from) */
     CHECK(cdec(ref, "{\"seq\":1,\"state\":\"S\",\"message\":\"Say\",\"sender\":\"a\",\"payload\":{\"x\":1}}", &f, &err) == WK_OK);
     CHECK(f.transition == 1 && !f.sender_mismatch);
     wk_colloq_session t1 = s;
-    CHECK(wk_colloq_check(&t1, &f, 1, &err) == WK_ERR_COLLOQ_WRONG_SENDER && t1.failure_seq == 1);
+    CHECK(wk_colloq_session_check(&t1, &f, 1, &err) == WK_ERR_COLLOQ_WRONG_SENDER && t1.failure_seq == 1);
     t1 = s;
-    CHECK(wk_colloq_check(&t1, &f, 0, &err) == WK_OK);
+    CHECK(wk_colloq_session_check(&t1, &f, 0, &err) == WK_OK);
     /* compact names the id: sender b on a's transition is wrong-sender */
     CHECK(cdec(cmp, "{\"t\":1,\"seq\":1,\"payload\":{\"x\":1}}", &f, &err) == WK_OK && !f.sender_mismatch);
-    CHECK(wk_colloq_check(&s, &f, 1, &err) == WK_ERR_COLLOQ_WRONG_SENDER && s.failure_seq == 1);
+    CHECK(wk_colloq_session_check(&s, &f, 1, &err) == WK_ERR_COLLOQ_WRONG_SENDER && s.failure_seq == 1);
     CHECK(strstr(err.msg, "seq 1") != NULL);
     /* a failed session stays failed */
     CHECK(cdec(cmp, "{\"t\":1,\"seq\":1,\"payload\":{\"x\":1}}", &f, &err) == WK_OK);
-    CHECK(wk_colloq_check(&s, &f, 0, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
+    wk_error first = s.error;
+    CHECK(wk_colloq_session_check(&s, &f, 0, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
+    CHECK(same_error(&err, &first)); /* reported again unchanged */
     CHECK(wk_colloq_session_fail(&s, WK_ERR_COLLOQ_TRUNCATED, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
-    CHECK(wk_colloq_session_end(&s, 0, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
+    CHECK(wk_colloq_session_finish(&s, NULL, &err) == WK_ERROR && err.code == WK_ERR_COLLOQ_WRONG_SENDER);
+    CHECK(same_error(&err, &first));
     /* Bye leaves S only from a: "sender":"b" (or a role the plan lacks) is wrong-sender in a
      * transcript too, after the state check */
     static const char *const bye_b[] = {
@@ -701,19 +810,19 @@ static void test_checker(void)
     for (int k = 0; k < 3; k++) {
         CHECK(cdec(ref, bye_b[k], &f, &err) == WK_OK && f.sender_mismatch && f.transition == 0);
         wk_colloq_session_init(&s, p);
-        CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
+        CHECK(wk_colloq_session_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
         wk_colloq_session_init(&s, p);
-        CHECK(wk_colloq_check(&s, &f, 0, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
+        CHECK(wk_colloq_session_check(&s, &f, 0, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
         /* after-final comes first */
         s.finished = true;
         s.failure = WK_OK;
-        CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_AFTER_FINAL);
+        CHECK(wk_colloq_session_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_AFTER_FINAL);
     }
     /* wrong-state comes before wrong-sender */
     CHECK(cdec(ref, "{\"seq\":0,\"state\":\"S\",\"message\":\"Bye\",\"sender\":\"b\",\"payload\":{}}", &f, &err) == WK_OK);
     wk_colloq_session_init(&s, p);
     s.state = 1; /* Done, but not finished: a state no transition leaves from */
-    CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_WRONG_STATE);
+    CHECK(wk_colloq_session_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_WRONG_STATE);
     /* no transition at all from (state, message): unknown-transition, whatever the sender */
     CHECK(cdec(ref, "{\"seq\":0,\"state\":\"Done\",\"message\":\"Bye\",\"sender\":\"a\",\"payload\":{}}", &f, &err) == WK_OK &&
           f.transition == WK_COLLOQ_NO_TRANSITION && !f.sender_mismatch);
@@ -734,19 +843,25 @@ static void test_checker(void)
     /* reference with live sender a on Bye, then after-final for anything */
     wk_colloq_session_init(&s, p);
     CHECK(cdec(ref, "{\"seq\":0,\"state\":\"S\",\"message\":\"Bye\",\"sender\":\"a\",\"payload\":{}}", &f, &err) == WK_OK);
-    CHECK(wk_colloq_check(&s, &f, 1, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
+    CHECK(wk_colloq_session_check(&s, &f, 1, &err) == WK_ERR_COLLOQ_WRONG_SENDER);
     wk_colloq_session_init(&s, p);
-    CHECK(wk_colloq_check(&s, &f, 0, &err) == WK_OK && s.finished && s.state == 1);
-    CHECK(wk_colloq_session_end(&s, 0, &err) == WK_OK);
+    CHECK(wk_colloq_session_check(&s, &f, 0, &err) == WK_OK && s.finished && s.state == 1);
+    CHECK(wk_colloq_session_finish(&s, NULL, &err) == WK_DONE);
+    CHECK(wk_colloq_session_finish(&s, &(wk_in){(const uint8_t *)"xy", 2, 2}, &err) == WK_DONE);
     wk_colloq_session t2 = s;
     CHECK(wk_colloq_session_fail(&t2, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, &err) == WK_ERR_COLLOQ_AFTER_FINAL);
     t2 = s;
-    CHECK(wk_colloq_session_end(&t2, 3, &err) == WK_ERR_COLLOQ_AFTER_FINAL && t2.failure_seq == 1);
+    CHECK(wk_colloq_session_finish(&t2, &(wk_in){(const uint8_t *)"abc", 3, 0}, &err) == WK_ERROR &&
+          err.code == WK_ERR_COLLOQ_AFTER_FINAL && t2.failure_seq == 1);
     CHECK(cdec(ref, "{\"seq\":1,\"state\":\"Nowhere\",\"message\":\"Bye\",\"sender\":\"a\",\"payload\":{}}", &f, &err) == WK_OK);
-    CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_AFTER_FINAL);
+    CHECK(wk_colloq_session_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_AFTER_FINAL);
     /* truncated at the end of input inside a frame; clean end otherwise */
     wk_colloq_session_init(&s, p);
-    CHECK(wk_colloq_session_end(&s, 2, &err) == WK_ERR_COLLOQ_TRUNCATED && wk_code_is_truncation(err.code));
+    wk_in rest2 = {(const uint8_t *)"ab", 2, 0};
+    CHECK(wk_colloq_session_finish(&s, &rest2, &err) == WK_ERROR && err.code == WK_ERR_COLLOQ_TRUNCATED &&
+          wk_code_is_truncation(err.code) && rest2.pos == 0);
+    first = err;
+    CHECK(wk_colloq_session_finish(&s, &rest2, &err) == WK_ERROR && same_error(&err, &first));
     /* session_step: need input on an empty view; a malformed line is recorded */
     wk_colloq_session_init(&s, p);
     wk_in in = {(const uint8_t *)"", 0, 0};
@@ -764,15 +879,15 @@ static void test_checker(void)
     in.pos = 0;
     CHECK(wk_colloq_session_step(&s, cmp, &in, WK_COLLOQ_SENDER_TRANSCRIPT, &f, &err) == WK_ERROR &&
           s.failure == WK_ERR_COLLOQ_MALFORMED_PAYLOAD && err.code == WK_ERR_COLLOQ_MALFORMED_PAYLOAD);
-    wk_colloq_decoder_free(ref);
-    wk_colloq_decoder_free(cmp);
+    wk_colloq_decoder_destroy(ref);
+    wk_colloq_decoder_destroy(cmp);
     /* a plan whose initial state is final starts finished */
     const char *done =
         "{\"colloq\":\"conversation/v0\",\"name\":\"d\",\"roles\":[\"a\"],\"states\":[\"S\",\"T\"],\"initial\":\"S\","
         "\"final\":[\"T\",\"S\"],\"messages\":{\"M\":[]},\"transitions\":[{\"from\":\"T\",\"message\":\"M\",\"sender\":\"a\",\"to\":\"S\"}]}";
     wk_colloq_plan *q = NULL;
-    CHECK(wk_colloq_plan_compile(done, strlen(done), &q, &err) == WK_ERR_COLLOQ_STRUCTURE);
-    wk_colloq_plan_free(p);
+    CHECK(wk_colloq_plan_compile(done, strlen(done), NULL, &q, &err) == WK_ERR_COLLOQ_STRUCTURE);
+    wk_colloq_plan_destroy(p);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -805,7 +920,7 @@ static void test_reencode(void)
         }
         for (int from = 0; from < 3; from++) {
             wk_error err;
-            wk_colloq_decoder *d = wk_colloq_decoder_new(p, (wk_colloq_wire)from, &err);
+            wk_colloq_decoder *d = wk_colloq_decoder_create(&(wk_colloq_decoder_params){p, (wk_colloq_wire)from, NULL}, &err);
             wk_in in = {(const uint8_t *)body[from], blen[from], 0};
             uint8_t *out[3];
             wk_out o[3];
@@ -826,11 +941,11 @@ static void test_reencode(void)
                        sc[i].name, wires[from], wires[to]);
                 free(out[to]);
             }
-            wk_colloq_decoder_free(d);
+            wk_colloq_decoder_destroy(d);
         }
         for (int w = 0; w < 3; w++) free(body[w]);
     }
-    wk_colloq_plan_free(chat);
+    wk_colloq_plan_destroy(chat);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -844,40 +959,41 @@ static void test_v0_plan(void)
     strcpy(cut, "]}}");
     wk_colloq_plan *p = NULL;
     wk_error err;
-    CHECKF(wk_colloq_plan_load(v0, strlen(v0), &p, &err) == WK_OK, "%s", err.msg);
+    CHECKF(wk_colloq_plan_load(v0, strlen(v0), NULL, &p, &err) == WK_OK, "%s", err.msg);
     if (p) {
         CHECK(!p->has_schedules && strcmp(p->identity, ts->identity) != 0);
         CHECK(p->canonical_len == strlen(v0) && memcmp(p->canonical, v0, p->canonical_len) == 0);
-        CHECK(wk_colloq_decoder_new(p, WK_COLLOQ_WIRE_BINARY, &err) == NULL && err.code == WK_ERR_ARG);
-        wk_colloq_decoder *d = wk_colloq_decoder_new(p, WK_COLLOQ_WIRE_COMPACT, &err);
+        CHECK(wk_colloq_decoder_create(&(wk_colloq_decoder_params){p, WK_COLLOQ_WIRE_BINARY, NULL}, &err) == NULL && err.code == WK_ERR_ARG);
+        wk_colloq_decoder *d = wk_colloq_decoder_create(&(wk_colloq_decoder_params){p, WK_COLLOQ_WIRE_COMPACT, NULL}, &err);
         CHECK(d != NULL);
-        wk_colloq_decoder_free(d);
+        wk_colloq_decoder_destroy(d);
         char line[256];
         wk_colloq_preface pf;
-        size_t n = wk_colloq_preface_write(p, WK_COLLOQ_WIRE_BINARY, 0, line, sizeof line);
-        CHECK(wk_colloq_preface_parse(line, n, &pf, &err) == WK_OK);
+        wk_out lo = {(uint8_t *)line, sizeof line, 0};
+        CHECK(wk_colloq_preface_encode(p, WK_COLLOQ_WIRE_BINARY, 0, &lo, &err) == WK_DONE);
+        CHECK(wk_colloq_preface_parse(line, lo.pos, &pf, &err) == WK_OK);
         CHECK(wk_colloq_preface_check(p, &pf, WK_COLLOQ_WIRE_BINARY, 1, NULL, &err) == WK_ERR_COLLOQ_WIRE_MISMATCH);
         /* the same plan with its schedules restored is the ordinary plan again */
         wk_colloq_plan *q = NULL;
-        CHECK(wk_colloq_plan_load(ts->canonical, ts->canonical_len, &q, &err) == WK_OK && q && q->has_schedules &&
+        CHECK(wk_colloq_plan_load(ts->canonical, ts->canonical_len, NULL, &q, &err) == WK_OK && q && q->has_schedules &&
               strcmp(q->identity, ts->identity) == 0);
-        wk_colloq_plan_free(q);
+        wk_colloq_plan_destroy(q);
     }
-    wk_colloq_plan_free(p);
+    wk_colloq_plan_destroy(p);
     /* a plan with a wrong id, an unknown key or a schedule not matching its messages is refused */
     char *t = strdup(ts->canonical);
     char *id = strstr(t, "\"id\":1");
     REQUIRE(id != NULL);
     id[5] = '2';
     p = NULL;
-    CHECK(wk_colloq_plan_load(t, strlen(t), &p, &err) == WK_ERR_COLLOQ_PLAN && p == NULL);
+    CHECK(wk_colloq_plan_load(t, strlen(t), NULL, &p, &err) == WK_ERR_COLLOQ_PLAN && p == NULL);
     CHECK(strncmp(err.msg, "$.transitions[", 14) == 0);
     free(t);
     t = strdup(ts->canonical);
     char *mp = strstr(t, "\"optional_count\":1");
     REQUIRE(mp != NULL);
     mp[17] = '2';
-    CHECK(wk_colloq_plan_load(t, strlen(t), &p, &err) == WK_ERR_COLLOQ_PLAN && p == NULL);
+    CHECK(wk_colloq_plan_load(t, strlen(t), NULL, &p, &err) == WK_ERR_COLLOQ_PLAN && p == NULL);
     free(t);
     free(v0);
 
@@ -892,7 +1008,7 @@ static void test_v0_plan(void)
         "\"Idle\",\"id\":0,\"message\":\"Token\",\"sender\":\"server\",\"to\":\"Streaming\"}],"
         "\"wire\":{\"encodings\":[\"rom\"],\"payload_schedules\":{}}}";
     p = NULL;
-    CHECK(wk_colloq_plan_load(empty_obj, strlen(empty_obj), &p, &err) == WK_ERR_COLLOQ_PLAN && p == NULL);
+    CHECK(wk_colloq_plan_load(empty_obj, strlen(empty_obj), NULL, &p, &err) == WK_ERR_COLLOQ_PLAN && p == NULL);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -904,7 +1020,7 @@ static void test_zero_allocations(void)
     const uint8_t *body = (const uint8_t *)nl + 1;
     size_t blen = n - (size_t)(body - (const uint8_t *)t);
     wk_error err;
-    wk_colloq_decoder *d = wk_colloq_decoder_new(moe, WK_COLLOQ_WIRE_BINARY, &err);
+    wk_colloq_decoder *d = wk_colloq_decoder_create(&(wk_colloq_decoder_params){moe, WK_COLLOQ_WIRE_BINARY, NULL}, &err);
     REQUIRE(d != NULL);
     static wk_colloq_frame f;
     wk_colloq_session s;
@@ -923,7 +1039,7 @@ static void test_zero_allocations(void)
         int checked = 0, refused = 0;
         wk_alloc_probe_begin(0);
         while (in.pos < in.size && wk_colloq_binary_decode(moe, &in, &f, &err) == WK_DONE) {
-            if (wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_OK) checked++;
+            if (wk_colloq_session_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_OK) checked++;
             else refused++;
         }
         used = wk_alloc_probe_end();
@@ -940,14 +1056,14 @@ static void test_zero_allocations(void)
     }
     /* the probe works: building a trace allocates */
     wk_colloq_trace tr;
-    wk_colloq_trace_init(&tr);
+    wk_colloq_trace_init(&tr, NULL);
     wk_alloc_probe_begin(~0ul);
     wk_code tc = wk_colloq_trace_append_frame(&tr, moe, &f, &err);
     unsigned long used = wk_alloc_probe_end();
     CHECK(tc == WK_OK);
     CHECKF(used > 0, "the probe saw no allocation of wk_colloq_trace_append_frame");
-    wk_colloq_trace_free(&tr);
-    wk_colloq_decoder_free(d);
+    wk_colloq_trace_destroy(&tr);
+    wk_colloq_decoder_destroy(d);
     free(t);
 }
 
@@ -957,31 +1073,46 @@ static void test_trace_lines(void)
     wk_colloq_frame f;
     token(&f, 4, 9, "z", true, -0.0);
     char buf[256];
-    size_t n = wk_colloq_trace_frame_line(ts, &f, buf, sizeof buf);
+    size_t n = frame_line(ts, &f, buf, sizeof buf);
     const char *want = "{\"seq\":4,\"transition\":2,\"from\":\"Streaming\",\"to\":\"Streaming\",\"message\":\"Token\","
                        "\"payload\":{\"index\":9,\"text\":\"z\",\"logprob\":-0.0}}\n";
     CHECKF(n == strlen(want) && strcmp(buf, want) == 0, "%s", buf);
-    n = wk_colloq_trace_failure_line(WK_ERR_COLLOQ_PAYLOAD_TOO_LARGE, 17, buf, sizeof buf);
+    wk_error err;
+    wk_out fo = {(uint8_t *)buf, sizeof buf - 1, 0};
+    CHECK(wk_colloq_trace_failure_encode(WK_ERR_COLLOQ_PAYLOAD_TOO_LARGE, 17, &fo, &err) == WK_DONE);
+    buf[fo.pos] = '\0';
+    n = 0;
+    CHECK(wk_colloq_trace_failure_size(WK_ERR_COLLOQ_PAYLOAD_TOO_LARGE, 17, &n, &err) == WK_OK && n == fo.pos);
     CHECK(strcmp(buf, "{\"failure\":\"payload-too-large\",\"seq\":17}\n") == 0 && n == strlen(buf));
+    fo = (wk_out){(uint8_t *)buf, n - 1, 0};
+    CHECK(wk_colloq_trace_failure_encode(WK_ERR_COLLOQ_PAYLOAD_TOO_LARGE, 17, &fo, &err) == WK_NEED_OUTPUT && fo.pos == 0);
+    /* not a failure kind: an error, whatever the room */
+    fo = (wk_out){(uint8_t *)buf, sizeof buf, 0};
+    CHECK(wk_colloq_trace_failure_encode(WK_ERR_ARG, 17, &fo, &err) == WK_ERROR && err.code == WK_ERR_ARG && fo.pos == 0);
+    CHECK(wk_colloq_trace_failure_size(WK_OK, 0, &n, &err) == WK_ERR_ARG && n == 0);
+    /* a frame outside the table: an error too */
+    f.transition = 99;
+    n = 1;
+    CHECK(frame_line(ts, &f, buf, sizeof buf) == SIZE_MAX);
+    CHECK(wk_colloq_trace_frame_size(ts, &f, &n, &err) == WK_ERR_ARG && n == 0);
     /* parse: syntax errors name the line */
     wk_colloq_trace tr;
-    wk_colloq_trace_init(&tr);
-    wk_error err;
+    wk_colloq_trace_init(&tr, NULL);
     const char *bad = "{\"failure\":\"bad-sequence\",\"seq\":0}\n{\"failure\":\"exploded\",\"seq\":1}\n";
     CHECK(wk_colloq_trace_parse(bad, strlen(bad), &tr, &err) == WK_ERR_COLLOQ_TRACE && strstr(err.msg, "line 2"));
-    wk_colloq_trace_free(&tr);
+    wk_colloq_trace_destroy(&tr);
     const char *bad2 = "{\"seq\":0,\"transition\":0}\n";
     CHECK(wk_colloq_trace_parse(bad2, strlen(bad2), &tr, &err) == WK_ERR_COLLOQ_TRACE);
-    wk_colloq_trace_free(&tr);
+    wk_colloq_trace_destroy(&tr);
     CHECK(wk_colloq_trace_parse("", 0, &tr, &err) == WK_OK && tr.count == 0);
-    wk_colloq_verify_report rep;
-    CHECK(wk_colloq_verify_trace(ts, &tr, &rep, &err) == WK_OK && rep.ok); /* empty trace is fine */
+    wk_colloq_trace_verify_report rep;
+    CHECK(wk_colloq_trace_verify(ts, &tr, &rep, &err) == WK_OK && rep.ok); /* empty trace is fine */
     /* no final newline */
     const char *one = "{\"failure\":\"truncated\",\"seq\":0}";
     CHECK(wk_colloq_trace_parse(one, strlen(one), &tr, &err) == WK_OK && tr.count == 1 && tr.entries[0].is_failure &&
           tr.entries[0].failure == WK_ERR_COLLOQ_TRUNCATED);
-    CHECK(wk_colloq_verify_trace(ts, &tr, &rep, &err) == WK_OK);
-    wk_colloq_trace_free(&tr);
+    CHECK(wk_colloq_trace_verify(ts, &tr, &rep, &err) == WK_OK);
+    wk_colloq_trace_destroy(&tr);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -992,8 +1123,8 @@ static void test_duplicates(void)
 {
     wk_error err;
     wk_colloq_frame f;
-    wk_colloq_decoder *ref = wk_colloq_decoder_new(ts, WK_COLLOQ_WIRE_REFERENCE, &err);
-    wk_colloq_decoder *cmp = wk_colloq_decoder_new(ts, WK_COLLOQ_WIRE_COMPACT, &err);
+    wk_colloq_decoder *ref = wk_colloq_decoder_create(&(wk_colloq_decoder_params){ts, WK_COLLOQ_WIRE_REFERENCE, NULL}, &err);
+    wk_colloq_decoder *cmp = wk_colloq_decoder_create(&(wk_colloq_decoder_params){ts, WK_COLLOQ_WIRE_COMPACT, NULL}, &err);
     REQUIRE(ref && cmp);
     char line[512];
     /* envelope duplicates: malformed envelope, offset = the repeated key */
@@ -1033,34 +1164,34 @@ static void test_duplicates(void)
             wk_colloq_session_init(&s, ts);
             s.state = 1;
             s.next_seq = 2;
-            CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_BAD_SEQUENCE);
+            CHECK(wk_colloq_session_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_BAD_SEQUENCE);
             wk_colloq_session_init(&s, ts);
             s.state = 1;
             s.next_seq = 1;
-            CHECK(wk_colloq_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_MALFORMED_PAYLOAD);
+            CHECK(wk_colloq_session_check(&s, &f, WK_COLLOQ_SENDER_TRANSCRIPT, &err) == WK_ERR_COLLOQ_MALFORMED_PAYLOAD);
         }
     }
     /* equal-looking but different keys are fine */
     CHECK(cdec(cmp, "{\"t\":2,\"seq\":1,\"payload\":{\"index\":0,\"text\":\"\\u00e9\"}}", &f, &err) == WK_OK && f.payload_error == WK_OK);
     CHECK(cdec(cmp, "{\"t\":2,\"seq\":1,\"payload\":{\"index\":0,\"Text\":\"x\",\"text\":\"y\"}}", &f, &err) == WK_OK &&
           f.payload_error == WK_ERR_COLLOQ_MALFORMED_PAYLOAD && f.payload_error_reason && !strstr(f.payload_error_reason, "duplicate"));
-    wk_colloq_decoder_free(ref);
-    wk_colloq_decoder_free(cmp);
+    wk_colloq_decoder_destroy(ref);
+    wk_colloq_decoder_destroy(cmp);
     /* prefaces, traces, conversations */
     wk_colloq_preface pf;
     snprintf(line, sizeof line, "{\"colloq\":\"wire/v0\",\"plan\":\"%s\",\"wire\":\"binary\",\"role\":\"client\",\"role\":\"server\"}", ts->identity);
     CHECK(wk_colloq_preface_parse(line, strlen(line), &pf, &err) == WK_ERR_COLLOQ_PREFACE && err.offset == 126);
     wk_colloq_trace tr;
-    wk_colloq_trace_init(&tr);
+    wk_colloq_trace_init(&tr, NULL);
     const char *tl = "{\"seq\":0,\"transition\":0,\"from\":\"Idle\",\"to\":\"Streaming\",\"message\":\"Prompt\",\"payload\":{\"text\":\"a\",\"max_tokens\":1,\"text\":\"b\"}}\n";
     CHECK(wk_colloq_trace_parse(tl, strlen(tl), &tr, &err) == WK_ERR_COLLOQ_TRACE && strstr(err.msg, "duplicate"));
-    wk_colloq_trace_free(&tr);
+    wk_colloq_trace_destroy(&tr);
     const char *conv =
         "{\"colloq\":\"conversation/v0\",\"name\":\"d\",\"roles\":[\"a\"],\"states\":[\"S\",\"T\"],\"initial\":\"S\","
         "\"final\":[\"T\"],\"messages\":{\"M\":[],\"M\":[{\"name\":\"x\",\"type\":\"u8\"}]},"
         "\"transitions\":[{\"from\":\"S\",\"message\":\"M\",\"sender\":\"a\",\"to\":\"T\"}]}";
     wk_colloq_plan *q = NULL;
-    CHECK(wk_colloq_plan_compile(conv, strlen(conv), &q, &err) == WK_ERR_COLLOQ_DUPLICATE && !q);
+    CHECK(wk_colloq_plan_compile(conv, strlen(conv), NULL, &q, &err) == WK_ERR_COLLOQ_DUPLICATE && !q);
     CHECKF(strncmp(err.msg, "$.messages.M: duplicate key", 27) == 0 && err.has_offset &&
                err.offset == (uint64_t)(strstr(conv, "\"M\":[{") - conv), "%s", err.msg);
     const char *conv2 =
@@ -1068,7 +1199,7 @@ static void test_duplicates(void)
         "\"final\":[\"T\"],\"messages\":{\"M\":[]},"
         "\"transitions\":[{\"from\":\"S\",\"message\":\"M\",\"sender\":\"a\",\"to\":\"T\"},"
         "{\"from\":\"T\",\"message\":\"M\",\"sender\":\"a\",\"to\":\"S\",\"to\":\"T\"}]}";
-    CHECK(wk_colloq_plan_load(conv2, strlen(conv2), &q, &err) == WK_ERR_COLLOQ_DUPLICATE && !q);
+    CHECK(wk_colloq_plan_load(conv2, strlen(conv2), NULL, &q, &err) == WK_ERR_COLLOQ_DUPLICATE && !q);
     CHECKF(strncmp(err.msg, "$.transitions[1].to: duplicate key", 34) == 0, "%s", err.msg);
 }
 
@@ -1104,7 +1235,7 @@ static void test_null_empty_values(void)
     f.fields[1].as.s.len = 0;
     f.fields[1].present = true;
     char line[256];
-    size_t n = wk_colloq_trace_frame_line(ts, &f, line, sizeof line);
+    size_t n = frame_line(ts, &f, line, sizeof line);
     CHECK(n < sizeof line && strstr(line, "\"text\":\"\"") != NULL);
     uint8_t out[256];
     wk_error err;
@@ -1121,7 +1252,7 @@ static void test_null_empty_values(void)
         f.fields[i].as.s.ptr = NULL;
         f.fields[i].as.s.len = 0;
     }
-    n = wk_colloq_trace_frame_line(moe, &f, line, sizeof line);
+    n = frame_line(moe, &f, line, sizeof line);
     CHECK(n < sizeof line);
 }
 
@@ -1129,7 +1260,11 @@ static void test_codegen(void)
 {
     wk_error err;
     char buf[80];
-    CHECK(wk_colloq_codegen_default_prefix(ts, buf, sizeof buf) == 12 && strcmp(buf, "token_stream") == 0);
+    wk_out po = {(uint8_t *)buf, sizeof buf, 0};
+    CHECK(wk_colloq_codegen_prefix_size(ts) == 12);
+    CHECK(wk_colloq_codegen_prefix_encode(ts, &po, &err) == WK_DONE && po.pos == 12 && memcmp(buf, "token_stream", 12) == 0);
+    po = (wk_out){(uint8_t *)buf, 11, 0};
+    CHECK(wk_colloq_codegen_prefix_encode(ts, &po, &err) == WK_NEED_OUTPUT && po.pos == 0);
     wk_colloq_codegen_params prm = {"tsx", NULL, NULL};
     size_t hn = 0, cn = 0;
     CHECK(wk_colloq_codegen_size(ts, &prm, WK_COLLOQ_CODEGEN_HEADER, &hn, &err) == WK_OK && hn > 1000);
@@ -1195,9 +1330,9 @@ static void test_codegen(void)
     REQUIRE(cut != NULL);
     strcpy(cut, "]}}");
     wk_colloq_plan *p = NULL;
-    CHECK(wk_colloq_plan_load(v0, strlen(v0), &p, &err) == WK_OK);
+    CHECK(wk_colloq_plan_load(v0, strlen(v0), NULL, &p, &err) == WK_OK);
     CHECK(wk_colloq_codegen_size(p, NULL, WK_COLLOQ_CODEGEN_HEADER, &hn, &err) == WK_ERR_ARG);
-    wk_colloq_plan_free(p);
+    wk_colloq_plan_destroy(p);
     free(v0);
 }
 
@@ -1220,6 +1355,7 @@ int main(int argc, char **argv)
     test_binary_decoder();
     test_json_extremes();
     test_encoders();
+    test_encoder_contract();
     test_preface();
     test_checker();
     test_duplicates();
@@ -1229,8 +1365,8 @@ int main(int argc, char **argv)
     test_v0_plan();
     test_zero_allocations();
     test_trace_lines();
-    wk_colloq_plan_free(ts);
-    wk_colloq_plan_free(moe);
+    wk_colloq_plan_destroy(ts);
+    wk_colloq_plan_destroy(moe);
     free(base_conv);
     return wk_test_summary("colloq_unit");
 }

@@ -4,6 +4,7 @@
  * canonical plans and identities against the model; verify_trace on valid and invalid traces.
  * Usage: test_colloq_fixtures FIXTURES_DIR */
 #include "colloq_fixture.h"
+#include "wk_contract_colloq.h"
 
 static int scenarios_run;
 
@@ -14,7 +15,7 @@ static char *run(const wk_colloq_plan *plan, wk_colloq_wire wire, const char *da
                  const uint32_t *senders, size_t nsenders, bool bytewise, int *status)
 {
     wk_colloq_trace tr;
-    wk_colloq_trace_init(&tr);
+    wk_colloq_trace_init(&tr, NULL);
     wk_error err;
     *status = -1;
     const char *nl = memchr(data, '\n', n);
@@ -22,7 +23,7 @@ static char *run(const wk_colloq_plan *plan, wk_colloq_wire wire, const char *da
     wk_colloq_preface pf;
     if (wk_colloq_preface_parse(data, (size_t)(nl - data) + 1, &pf, &err) != WK_OK) return NULL;
     if (wk_colloq_preface_check(plan, &pf, wire, WK_COLLOQ_ROLE_ANY, NULL, &err) != WK_OK) return NULL;
-    wk_colloq_decoder *d = wk_colloq_decoder_new(plan, wire, &err);
+    wk_colloq_decoder *d = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plan, wire, NULL}, &err);
     if (!d) return NULL;
     wk_colloq_session s;
     wk_colloq_session_init(&s, plan);
@@ -43,7 +44,7 @@ static char *run(const wk_colloq_plan *plan, wk_colloq_wire wire, const char *da
                 in.size++;
                 continue;
             }
-            if (wk_colloq_session_end(&s, in.size - in.pos, &err) == WK_OK) *status = 0;
+            if (wk_colloq_session_finish(&s, &in, &err) == WK_DONE) *status = 0;
             else {
                 wk_colloq_trace_append_failure(&tr, s.failure, s.failure_seq, &err);
                 *status = s.failure == WK_ERR_COLLOQ_TRUNCATED ? 3 : 2;
@@ -55,9 +56,9 @@ static char *run(const wk_colloq_plan *plan, wk_colloq_wire wire, const char *da
         break;
     }
     free(f);
-    wk_colloq_decoder_free(d);
-    char *text = wk_colloq_trace_text(&tr, NULL);
-    wk_colloq_trace_free(&tr);
+    wk_colloq_decoder_destroy(d);
+    char *text = trace_text(&tr);
+    wk_colloq_trace_destroy(&tr);
     return text;
 }
 
@@ -79,35 +80,63 @@ static void check_plan(const char *conv, const char *base)
     /* the compiled plan loads back to the same identity; so does the conversation */
     wk_colloq_plan *q = NULL;
     wk_error err;
-    CHECK(wk_colloq_plan_load(want, n, &q, &err) == WK_OK);
+    CHECK(wk_colloq_plan_load(want, n, NULL, &q, &err) == WK_OK);
     if (q) CHECK(strcmp(q->identity, p->identity) == 0);
-    wk_colloq_plan_free(q);
+    wk_colloq_plan_destroy(q);
     /* a plan file with insignificant whitespace and keys in another order is fine */
     size_t cn;
     char *ctext = slurp(conv, &cn);
     q = NULL;
-    CHECK(wk_colloq_plan_load(ctext, cn, &q, &err) == WK_OK);
+    CHECK(wk_colloq_plan_load(ctext, cn, NULL, &q, &err) == WK_OK);
     if (q) CHECK(strcmp(q->identity, p->identity) == 0);
-    wk_colloq_plan_free(q);
+    wk_colloq_plan_destroy(q);
     /* plan compile refuses a plan (conversation only) */
     q = NULL;
-    CHECK(wk_colloq_plan_compile(want, n, &q, &err) == WK_ERR_COLLOQ_SCHEMA && q == NULL);
+    CHECK(wk_colloq_plan_compile(want, n, NULL, &q, &err) == WK_ERR_COLLOQ_SCHEMA && q == NULL);
     /* a tampered plan file is refused: a schedule width changed */
     char *t = strdup(want);
     char *w = strstr(t, "\"width\":4");
     if (w) {
         w[8] = '8';
         q = NULL;
-        CHECK(wk_colloq_plan_load(t, n, &q, &err) == WK_ERR_COLLOQ_PLAN && q == NULL);
+        CHECK(wk_colloq_plan_load(t, n, NULL, &q, &err) == WK_ERR_COLLOQ_PLAN && q == NULL);
     }
     free(t);
     free(want);
     free(id);
     free(ctext);
-    wk_colloq_plan_free(p);
+    wk_colloq_plan_destroy(p);
 }
 
 static const char *wires[3] = {"reference", "compact", "binary"};
+
+/* The frames of a transcript (after its preface line) through wk_colloq_reader and the contract
+ * harness: whole, byte by byte, split at every point, in chunks of every size, each run keeping
+ * the contract and reaching the whole run's outcome, which must be the expected one: status 0 a
+ * clean end, 2 a failure, 3 truncated, with the accepted frames of the expected trace. */
+static void check_reader(const char *name, const wk_colloq_plan *plan, int w, const char *data,
+                         size_t n, uint32_t sender, int want_status, const char *want_trace)
+{
+    const char *nl = memchr(data, '\n', n);
+    REQUIRE(nl != NULL);
+    size_t body = (size_t)(nl - data) + 1;
+    wk_contract_colloq m;
+    wk_contract_colloq_setup(&m, plan, (wk_colloq_wire)w, sender);
+    wk_contract_outcome whole;
+    char why[320];
+    bool ok = wk_contract_check(&wk_contract_colloq_ops, &m, NULL, (const uint8_t *)data + body,
+                                n - body, WK_CONTRACT_ALL, &whole, why, sizeof why);
+    CHECKF(ok, "%s.%s through the harness: %s", name, wires[w], why);
+    if (!ok) return;
+    uint64_t accepted = 0;
+    for (const char *l = want_trace; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l))
+        if (strncmp(l, "{\"failure\"", 10) != 0 && *l != '\n') accepted++;
+    int status = whole.verdict == WK_DONE ? 0 : whole.error.code == WK_ERR_COLLOQ_TRUNCATED ? 3 : 2;
+    CHECKF(status == want_status && whole.events == accepted && m.end.next_seq == accepted,
+           "%s.%s reader: status %d (want %d), %llu frames (want %llu)", name, wires[w], status,
+           want_status, (unsigned long long)whole.events, (unsigned long long)accepted);
+    if (want_status != 0) CHECK(whole.verdict == WK_ERROR && whole.error.code == m.end.failure);
+}
 
 /* status_s: "0", "2", "3", or "live:N" (a live session: the .senders file names each frame's
  * sender); wires_s: NULL (all three) or "wires=reference,..." */
@@ -158,6 +187,11 @@ static void check_scenario(const char *name, const char *conv, const char *statu
             if (!bytewise) traces[w] = got;
             else free(got);
         }
+        /* a live session has one peer: the reader takes one sender */
+        bool one_sender = true;
+        for (size_t k = 1; k < ns; k++) one_sender = one_sender && senders[k] == senders[0];
+        if (!live) check_reader(name, plan, w, data, n, WK_COLLOQ_SENDER_TRANSCRIPT, want_status, want);
+        else if (one_sender && ns > 0) check_reader(name, plan, w, data, n, senders[0], want_status, want);
         free(data);
     }
     /* criterion 1, stated directly */
@@ -167,19 +201,19 @@ static void check_scenario(const char *name, const char *conv, const char *statu
     for (int w = 0; w < 3; w++) free(traces[w]);
     /* the expected trace verifies against the plan */
     wk_colloq_trace tr;
-    wk_colloq_trace_init(&tr);
+    wk_colloq_trace_init(&tr, NULL);
     wk_error err;
     CHECKF(wk_colloq_trace_parse(want, tn, &tr, &err) == WK_OK, "%s trace parses", name);
-    wk_colloq_verify_report rep;
-    CHECKF(wk_colloq_verify_trace(plan, &tr, &rep, &err) == WK_OK && rep.ok, "%s trace verifies: %s",
+    wk_colloq_trace_verify_report rep;
+    CHECKF(wk_colloq_trace_verify(plan, &tr, &rep, &err) == WK_OK && rep.ok, "%s trace verifies: %s",
            name, err.msg);
     /* and prints back byte for byte */
-    char *again = wk_colloq_trace_text(&tr, NULL);
+    char *again = trace_text(&tr);
     CHECK(again && strcmp(again, want) == 0);
     free(again);
-    wk_colloq_trace_free(&tr);
+    wk_colloq_trace_destroy(&tr);
     free(want);
-    wk_colloq_plan_free(plan);
+    wk_colloq_plan_destroy(plan);
     scenarios_run++;
 }
 
@@ -209,17 +243,17 @@ static void check_schedule_variants(void)
             CHECK(wk_colloq_preface_check(base, &pf, (wk_colloq_wire)w, WK_COLLOQ_ROLE_ANY, NULL, &err) == WK_OK);
             /* our preface written for the variant is refused by the base plan as well */
             char line[256];
-            size_t ln = wk_colloq_preface_write(var, (wk_colloq_wire)w, 1, line, sizeof line);
-            CHECK(ln < sizeof line);
+            size_t ln = preface_of(var, (wk_colloq_wire)w, 1, line, sizeof line);
+            CHECK(ln > 0);
             wk_colloq_preface vp;
             CHECK(wk_colloq_preface_parse(line, ln, &vp, &err) == WK_OK);
             CHECK(wk_colloq_preface_check(base, &vp, (wk_colloq_wire)w, 0, NULL, &err) == WK_ERR_COLLOQ_PLAN_MISMATCH);
             CHECK(strcmp(wk_error_name(err.code), "COLLOQ_ERR_PLAN_MISMATCH") == 0);
             free(data);
         }
-        wk_colloq_plan_free(var);
+        wk_colloq_plan_destroy(var);
     }
-    wk_colloq_plan_free(base);
+    wk_colloq_plan_destroy(base);
 }
 
 /* Deliberately invalid traces: traces/index.txt lists "file conversation entry reason-name". */
@@ -242,19 +276,19 @@ static void check_invalid_traces(void)
         char *text = slurp(rel, &n);
         REQUIRE(text != NULL);
         wk_colloq_trace tr;
-        wk_colloq_trace_init(&tr);
+        wk_colloq_trace_init(&tr, NULL);
         wk_error err;
         CHECKF(wk_colloq_trace_parse(text, n, &tr, &err) == WK_OK, "%s parses", file);
-        wk_colloq_verify_report rep;
-        wk_code rc = wk_colloq_verify_trace(plan, &tr, &rep, &err);
+        wk_colloq_trace_verify_report rep;
+        wk_code rc = wk_colloq_trace_verify(plan, &tr, &rep, &err);
         CHECKF(rc != WK_OK && !rep.ok, "%s is refused", file);
         CHECKF(rep.entry == entry, "%s: entry %zu, expected %zu (%s)", file, rep.entry, entry, err.msg);
         CHECKF(strcmp(wk_error_name(rep.reason), reason) == 0, "%s: reason %s, expected %s (%s)", file,
                wk_error_name(rep.reason), reason, err.msg);
         CHECK(rc == rep.reason);
-        wk_colloq_trace_free(&tr);
+        wk_colloq_trace_destroy(&tr);
         free(text);
-        wk_colloq_plan_free(plan);
+        wk_colloq_plan_destroy(plan);
         count++;
     }
     CHECKF(count >= 10, "%d invalid trace fixtures", count);

@@ -7,7 +7,7 @@
  *     byte by byte: the same results, bytes consumed, accepted frames (trace lines), failure kind,
  *     offset and sequence number, and the same end; the valid ones' JSON transcripts decode to
  *     frames the generated encoder writes byte for byte as the binary fixture, and the generated
- *     frames' trace (through wk_colloq_frame) is the fixture's and passes wk_colloq_verify_trace;
+ *     frames' trace (through wk_colloq_frame) is the fixture's and passes wk_colloq_trace_verify;
  *   - 100,000 random frames (random values of every type, optionals present and absent, small
  *     and huge sequence numbers): identical bytes from both encoders (a payload above its ceiling
  *     is refused by the generated encoder, which the generic one writes: decision 16), identical
@@ -167,8 +167,25 @@ static uint64_t rnd(void)
 /* The trace line of a generic frame (values as text: compares everything a trace shows). */
 static size_t line_of(const wk_colloq_plan *plan, const wk_colloq_frame *f, char *buf, size_t cap)
 {
-    size_t n = wk_colloq_trace_frame_line(plan, f, buf, cap);
-    return n < cap ? n : cap;
+    wk_error err;
+    size_t n;
+    if (wk_colloq_trace_frame_size(plan, f, &n, &err) != WK_OK) return 0;
+    wk_out o = {(uint8_t *)buf, cap, 0};
+    if (n <= cap) {
+        CHECK(wk_colloq_trace_frame_encode(plan, f, &o, &err) == WK_DONE && o.pos == n);
+        return n;
+    }
+    /* longer than buf: its first cap bytes */
+    uint8_t *t = malloc(n);
+    if (!t) {
+        CHECK(t != NULL);
+        return 0;
+    }
+    o = (wk_out){t, n, 0};
+    CHECK(wk_colloq_trace_frame_encode(plan, f, &o, &err) == WK_DONE && o.pos == n);
+    memcpy(buf, t, cap);
+    free(t);
+    return cap;
 }
 
 /* Trace line of a generated frame, through wk_colloq_frame. */
@@ -258,7 +275,7 @@ static long lockstep(const gplan *gp, const wk_colloq_plan *plan, const uint8_t 
 {
     wk_error err;
     generic_rx *gr = malloc(sizeof *gr);
-    gr->d = wk_colloq_decoder_new(plan, WK_COLLOQ_WIRE_BINARY, &err);
+    gr->d = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plan, WK_COLLOQ_WIRE_BINARY, NULL}, &err);
     wk_colloq_session_init(&gr->s, plan);
     static gsession gs;
     static gframe gf;
@@ -288,7 +305,7 @@ static long lockstep(const gplan *gp, const wk_colloq_plan *plan, const uint8_t 
                 continue;
             }
             wk_error e1, e2;
-            wk_code c1 = wk_colloq_session_end(&gr->s, a.size - a.pos, &e1);
+            wk_code c1 = (wk_colloq_session_finish(&gr->s, &a, &e1) == WK_DONE ? WK_OK : e1.code);
             wk_result r2 = gp->finish(&gs, &b, &e2);
             DIFF((c1 == WK_OK) == (r2 == WK_DONE) && (c1 == WK_OK || c1 == e2.code), "%s: end %s vs %s", label,
                  wk_error_name(c1), r2 == WK_DONE ? "done" : wk_error_name(e2.code));
@@ -305,7 +322,7 @@ static long lockstep(const gplan *gp, const wk_colloq_plan *plan, const uint8_t 
              "%s: failure repeated", label);
         break;
     }
-    wk_colloq_decoder_free(gr->d);
+    wk_colloq_decoder_destroy(gr->d);
     free(gr);
     return frames;
 }
@@ -380,7 +397,7 @@ static void fixture_scenario(const char *name, const char *conv, const char *sta
             static gframe gf;
             gp->init(&gs);
             wk_colloq_trace tr;
-            wk_colloq_trace_init(&tr);
+            wk_colloq_trace_init(&tr, NULL);
             wk_in in = {b, n, 0};
             wk_error err;
             size_t k = 0;
@@ -400,15 +417,15 @@ static void fixture_scenario(const char *name, const char *conv, const char *sta
                 gp->get(&gs, &s);
                 wk_colloq_trace_append_failure(&tr, s.failure, s.failure_seq, &err);
             }
-            char *text = wk_colloq_trace_text(&tr, NULL);
+            char *text = trace_text(&tr);
             snprintf(rel, sizeof rel, "transcripts/%s.trace", name);
             char *want = slurp(rel, NULL);
             CHECKF(text && want && strcmp(text, want) == 0, "%s: generated trace\n%s--- expected\n%s", name, text, want);
-            wk_colloq_verify_report rep;
-            CHECKF(wk_colloq_verify_trace(plan, &tr, &rep, &err) == WK_OK, "%s: verify_trace: %s", name, err.msg);
+            wk_colloq_trace_verify_report rep;
+            CHECKF(wk_colloq_trace_verify(plan, &tr, &rep, &err) == WK_OK, "%s: verify_trace: %s", name, err.msg);
             free(text);
             free(want);
-            wk_colloq_trace_free(&tr);
+            wk_colloq_trace_destroy(&tr);
         }
         /* valid transcripts: the JSON encodings' frames, converted, encode to the binary bytes */
         if (!strcmp(status, "0") || !strcmp(status, "live:0")) {
@@ -418,7 +435,7 @@ static void fixture_scenario(const char *name, const char *conv, const char *sta
                 size_t jn = 0;
                 uint8_t *jb = body_of(rel, &jn);
                 REQUIRE(jb != NULL);
-                wk_colloq_decoder *d = wk_colloq_decoder_new(plan, (wk_colloq_wire)w, &err);
+                wk_colloq_decoder *d = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plan, (wk_colloq_wire)w, NULL}, &err);
                 wk_in in = {jb, jn, 0};
                 static uint8_t out[1 << 16];
                 wk_out o = {out, sizeof out, 0};
@@ -430,13 +447,13 @@ static void fixture_scenario(const char *name, const char *conv, const char *sta
                 }
                 CHECKF(in.pos == in.size && o.pos == n && memcmp(out, b, n) == 0, "%s: %s -> generated binary", name,
                        w ? "compact" : "reference");
-                wk_colloq_decoder_free(d);
+                wk_colloq_decoder_destroy(d);
                 free(jb);
             }
         }
         free(b);
     }
-    wk_colloq_plan_free(plan);
+    wk_colloq_plan_destroy(plan);
 }
 
 static void test_fixtures(void)
@@ -616,8 +633,8 @@ static bool lockstep_from(const gplan *gp, const wk_colloq_plan *plan, const uin
     size_t pi = 0;
     while (gplans[pi] != gp) pi++;
     if (dec_plan[pi] != plan) {
-        wk_colloq_decoder_free(dec[pi]);
-        dec[pi] = wk_colloq_decoder_new(plan, WK_COLLOQ_WIRE_BINARY, &err);
+        wk_colloq_decoder_destroy(dec[pi]);
+        dec[pi] = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plan, WK_COLLOQ_WIRE_BINARY, NULL}, &err);
         dec_plan[pi] = plan;
     }
     gr.d = dec[pi];
@@ -629,7 +646,7 @@ static bool lockstep_from(const gplan *gp, const wk_colloq_plan *plan, const uin
     for (int k = 0; k < 8; k++) {
         generic_step(plan, &gr, sender, &a, &x);
         gen_step(gp, plan, &gs, &gf, sender, &b, &y);
-        outcomes[x.r == WK_DONE ? 0 : x.r == WK_NEED_INPUT ? 1 : wk_colloq_is_failure(x.code) ? 2 + x.code - WK_ERR_COLLOQ_UNKNOWN_TRANSITION : 10]++;
+        outcomes[x.r == WK_DONE ? 0 : x.r == WK_NEED_INPUT ? 1 : wk_colloq_code_is_failure(x.code) ? 2 + x.code - WK_ERR_COLLOQ_UNKNOWN_TRANSITION : 10]++;
         if (!same_step(&x, &y)) {
             DIFF(false, "%s", label);
             describe(label, &x, &y);
@@ -639,7 +656,7 @@ static bool lockstep_from(const gplan *gp, const wk_colloq_plan *plan, const uin
         if (x.r == WK_DONE) continue;
         if (x.r == WK_NEED_INPUT) {
             wk_error e1, e2;
-            wk_code c1 = wk_colloq_session_end(&gr.s, a.size - a.pos, &e1);
+            wk_code c1 = (wk_colloq_session_finish(&gr.s, &a, &e1) == WK_DONE ? WK_OK : e1.code);
             wk_result r2 = gp->finish(&gs, &b, &e2);
             bool same = (c1 == WK_OK) == (r2 == WK_DONE) && (c1 == WK_OK || c1 == e2.code);
             DIFF(same, "%s: end %s vs %s", label, wk_error_name(c1), r2 == WK_DONE ? "done" : wk_error_name(e2.code));
@@ -770,7 +787,7 @@ static void test_send(const gplan *gp, const wk_colloq_plan *plan, int walks)
 {
     if (!plan->transition_count) return;
     wk_error err;
-    wk_colloq_decoder *d = wk_colloq_decoder_new(plan, WK_COLLOQ_WIRE_BINARY, &err);
+    wk_colloq_decoder *d = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plan, WK_COLLOQ_WIRE_BINARY, NULL}, &err);
     static wk_colloq_frame f, rf;
     static gframe g;
     static gsession gs, saved;
@@ -856,7 +873,7 @@ static void test_send(const gplan *gp, const wk_colloq_plan *plan, int walks)
     /* from_colloq refuses what the schedule cannot carry */
     f.transition = plan->transition_count;
     CHECK(gp->from(&f, &g, &err) == WK_ERR_ARG);
-    wk_colloq_decoder_free(d);
+    wk_colloq_decoder_destroy(d);
     printf("%s: %ld frames sent in %d random walks\n", gp->name, sent, walks);
 }
 
@@ -881,7 +898,7 @@ static void test_prefaces(const gplan *gp, const wk_colloq_plan *plan)
     char line[512], mine[512];
     wk_error err;
     for (uint32_t r = 0; r < plan->role_count; r++) {
-        size_t n = wk_colloq_preface_write(plan, WK_COLLOQ_WIRE_BINARY, r, line, sizeof line);
+        size_t n = preface_of(plan, WK_COLLOQ_WIRE_BINARY, r, line, sizeof line);
         wk_out o = {(uint8_t *)mine, sizeof mine, 0};
         CHECK(gp->pwrite(r, &o, &err) == WK_DONE && o.pos == n && memcmp(mine, line, n) == 0);
         memset(mine, 0xAA, sizeof mine);
@@ -890,7 +907,7 @@ static void test_prefaces(const gplan *gp, const wk_colloq_plan *plan)
         pcompare(gp, plan, line, n, WK_COLLOQ_ROLE_ANY, "any");
         pcompare(gp, plan, line, n, r, "our own role");
         pcompare(gp, plan, line, n, (r + 1) % plan->role_count, "the other role");
-        n = wk_colloq_preface_write(plan, WK_COLLOQ_WIRE_COMPACT, r, line, sizeof line);
+        n = preface_of(plan, WK_COLLOQ_WIRE_COMPACT, r, line, sizeof line);
         pcompare(gp, plan, line, n, WK_COLLOQ_ROLE_ANY, "compact wire");
     }
     wk_out o = {(uint8_t *)mine, sizeof mine, 0};
@@ -917,8 +934,8 @@ static void test_prefaces(const gplan *gp, const wk_colloq_plan *plan)
                canon[cl] == '\0',
            "%s: identity and canonical plan", gp->name);
     wk_colloq_plan *q = NULL;
-    CHECK(wk_colloq_plan_load(canon, cl, &q, &err) == WK_OK && q && strcmp(q->identity, plan->identity) == 0);
-    wk_colloq_plan_free(q);
+    CHECK(wk_colloq_plan_load(canon, cl, NULL, &q, &err) == WK_OK && q && strcmp(q->identity, plan->identity) == 0);
+    wk_colloq_plan_destroy(q);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -1088,7 +1105,7 @@ int main(int argc, char **argv)
         test_random(gp, plan, count);
         if (gp == &gat_g) test_per_message(plan);
         if (gp == &gts_g) test_zero_allocations(plan);
-        wk_colloq_plan_free(plan);
+        wk_colloq_plan_destroy(plan);
     }
     return wk_test_summary("colloq_generated");
 }

@@ -6,6 +6,7 @@ if(NOT TARGET wk_contract)
               ${CMAKE_CURRENT_LIST_DIR}/wk_contract_moqt.c
               ${CMAKE_CURRENT_LIST_DIR}/wk_contract_iltp.c
               ${CMAKE_CURRENT_LIST_DIR}/wk_contract_eth.c
+              ${CMAKE_CURRENT_LIST_DIR}/wk_contract_colloq.c
               ${CMAKE_CURRENT_LIST_DIR}/wk_contract_alloc.c)
   target_include_directories(wk_contract PUBLIC ${CMAKE_CURRENT_LIST_DIR})
   target_link_libraries(wk_contract PUBLIC wirekit_static)
