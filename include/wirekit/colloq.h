@@ -509,9 +509,12 @@ typedef struct wk_colloq_reader_params {
     const wk_allocator *allocator; /* the reader, its decoder, and a buffer for one frame (the
                                       largest a frame of the plan may take on the wire); json-c's
                                       documents excepted. NULL: malloc/free. */
+    const wk_colloq_session *session; /* NULL: start at the plan's initial state; else continue
+                                         a copy of this session (its plan must be plan) */
 } wk_colloq_reader_params;
-/* New reader at the plan's initial state (the caller's: wk_colloq_reader_destroy); NULL with err
- * set on WK_ERR_NOMEM or WK_ERR_ARG (as wk_colloq_decoder_create, or a sender not in the plan).
+/* New reader at the plan's initial state or params->session (the caller's:
+ * wk_colloq_reader_destroy); NULL with err set on WK_ERR_NOMEM or WK_ERR_ARG (as
+ * wk_colloq_decoder_create, a sender not in the plan, or a session of another plan).
  * The preface is not the reader's: read and check it before the first push. */
 wk_colloq_reader *wk_colloq_reader_create(const wk_colloq_reader_params *params, wk_error *err);
 void wk_colloq_reader_destroy(wk_colloq_reader *r);
@@ -531,6 +534,11 @@ wk_result wk_colloq_reader_finish(wk_colloq_reader *r, const wk_in *rest, wk_err
 const wk_colloq_frame *wk_colloq_reader_frame(const wk_colloq_reader *r);
 const wk_colloq_session *wk_colloq_reader_session(const wk_colloq_reader *r);
 uint64_t wk_colloq_reader_consumed(const wk_colloq_reader *r);
+/* The role the next frame is read from (WK_COLLOQ_SENDER_TRANSCRIPT, or a live role index), for a
+ * stream whose frames come from more than one peer; it applies from the next call (a frame whose
+ * start is kept is checked against the sender set when it completes). WK_ERR_ARG for a role not
+ * in the plan (the reader's sender unchanged). */
+wk_code wk_colloq_reader_sender_set(wk_colloq_reader *r, uint32_t sender, wk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
  * Traces
