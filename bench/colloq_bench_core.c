@@ -744,18 +744,18 @@ static bool lib_setup(lib_session *ls, bool moe, const session_data *d)
     const wk_colloq_plan *p = ls->plan;
     const char *roles[2] = {moe ? "router" : "client", moe ? "expert" : "server"};
     for (int r = 0; r < 2; r++) {
-        int32_t x = wk_colloq_plan_role(p, roles[r], strlen(roles[r]));
+        int32_t x = wk_colloq_plan_role_find(p, roles[r], strlen(roles[r]));
         if (x < 0) return fail("no role %s", roles[r]), false;
         ls->role[r] = (uint32_t)x;
     }
     for (int m = 0; m < 3; m++) {
         const char *mn = moe ? moe_msgs[m] : ts_msgs[m];
-        int32_t mi = wk_colloq_plan_message(p, mn, strlen(mn));
+        int32_t mi = wk_colloq_plan_message_find(p, mn, strlen(mn));
         if (mi < 0) return fail("no message %s", mn), false;
         for (int k = 0; k < 5; k++) {
             const char *fn = moe ? moe_fields[m][k] : (k < 3 ? ts_fields[m][k] : NULL);
             if (!fn) break;
-            if (wk_colloq_message_field(&p->messages[mi], fn, strlen(fn)) != k)
+            if (wk_colloq_message_field_find(&p->messages[mi], fn, strlen(fn)) != k)
                 return fail("field %s.%s is not at index %d", mn, fn, k), false;
         }
     }
@@ -763,8 +763,8 @@ static bool lib_setup(lib_session *ls, bool moe, const session_data *d)
     uint32_t state = p->initial;
     for (size_t i = 0; i < d->n; i++) {
         const char *mn = moe ? moe_msgs[d->frames[i].msg] : ts_msgs[d->frames[i].msg];
-        int32_t mi = wk_colloq_plan_message(p, mn, strlen(mn));
-        uint32_t t = wk_colloq_plan_find(p, state, (uint32_t)mi, ls->role[d->frames[i].sender]);
+        int32_t mi = wk_colloq_plan_message_find(p, mn, strlen(mn));
+        uint32_t t = wk_colloq_plan_transition_find(p, state, (uint32_t)mi, ls->role[d->frames[i].sender]);
         if (t == WK_COLLOQ_NO_TRANSITION) return fail("no transition for frame %zu", i), false;
         ls->tid[i] = t;
         state = p->transitions[t].to;
@@ -1140,10 +1140,10 @@ static wk_code yj_decode(yj_decoder *y, const uint8_t *line, size_t len, wk_coll
         return WK_OK;
     }
     wk_colloq_frame_init(f, p, (uint32_t)t, seq);
-    const wk_colloq_message *msg = wk_colloq_plan_transition_message(p, (uint32_t)t);
+    const wk_colloq_message *msg = wk_colloq_plan_transition_message_get(p, (uint32_t)t);
     for (size_t k = 0; k < y->nm; k++) {
         const yj_member *m = &y->m[k];
-        int32_t i = wk_colloq_message_field(msg, (const char *)m->key, m->key_len);
+        int32_t i = wk_colloq_message_field_find(msg, (const char *)m->key, m->key_len);
         if (i < 0 || f->fields[i].present || !yj_field(y, &msg->fields[i], m, &f->fields[i])) {
             f->payload_error = WK_ERR_COLLOQ_MALFORMED_PAYLOAD;
             return WK_OK;

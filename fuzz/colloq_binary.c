@@ -384,7 +384,7 @@ NO_COVERAGE static int ref_payload(const wk_colloq_message *m, const uint8_t *p,
         memset(v, 0, sizeof *v);
         if (fd->optional && !(p[fd->presence_bit / 8] >> (fd->presence_bit % 8) & 1)) continue;
         v->present = true;
-        unsigned w = wk_colloq_type_width(fd->type);
+        unsigned w = wk_colloq_type_width_get(fd->type);
         if (w) {
             if (n - pos < w) return V_BAD;
             uint64_t x = le(p + pos, w);
@@ -456,7 +456,7 @@ NO_COVERAGE static int ref_decode(const wk_colloq_plan *plan, const uint8_t *p, 
         return R_FRAME;
     }
     r->transition = (uint32_t)t;
-    const wk_colloq_message *m = wk_colloq_plan_transition_message(plan, (uint32_t)t);
+    const wk_colloq_message *m = wk_colloq_plan_transition_message_get(plan, (uint32_t)t);
     if (len > m->max_payload) {
         r->payload_error = WK_ERR_COLLOQ_PAYLOAD_TOO_LARGE;
         return R_FRAME;
@@ -648,7 +648,7 @@ static verdict pass_a(int pi, uint8_t mode, const uint8_t *w, size_t n)
         if (f.transition != WK_COLLOQ_NO_TRANSITION) CHECK(f.payload_len == rf.payload_len);
         if (f.payload_error != WK_OK) CHECK(f.payload_error_offset <= n - pos);
         if (f.transition != WK_COLLOQ_NO_TRANSITION && f.payload_error == WK_OK) {
-            const wk_colloq_message *m = wk_colloq_plan_transition_message(plan, f.transition);
+            const wk_colloq_message *m = wk_colloq_plan_transition_message_get(plan, f.transition);
             CHECK(f.field_count == m->field_count);
             for (uint32_t i = 0; i < m->field_count; i++) {
                 CHECK(values_equal(&m->fields[i], &f.fields[i], &rf.fields[i], w + pos,
@@ -727,8 +727,8 @@ static bool drive_frame(wk_contract *c, wk_contract_colloq *m)
         x->v = (verdict){0, 0, WK_OK, 0};
         x->at = 0;
     }
-    const wk_colloq_frame *f = wk_colloq_reader_frame(m->r);
-    uint64_t end = wk_colloq_reader_consumed(m->r);
+    const wk_colloq_frame *f = wk_colloq_reader_frame_get(m->r);
+    uint64_t end = wk_colloq_reader_consumed_get(m->r);
     CHECK(end > x->at && end <= x->n);
     x->v.record = record_frame(x->v.record, f->transition, f->seq, x->w + x->at, (size_t)(end - x->at));
     x->v.accepted++;

@@ -52,8 +52,8 @@ static void init(void)
     CHECK(fgat_plan_matches(plan));
     dec = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plan, WK_COLLOQ_WIRE_BINARY, NULL}, &err);
     CHECK(dec != NULL);
-    busy = (uint32_t)wk_colloq_plan_state(plan, "Busy", 4);
-    done_state = (uint32_t)wk_colloq_plan_state(plan, "End", 3);
+    busy = (uint32_t)wk_colloq_plan_state_find(plan, "Busy", 4);
+    done_state = (uint32_t)wk_colloq_plan_state_find(plan, "End", 3);
     CHECK(busy == FGAT_STATE_Busy && done_state == FGAT_STATE_End);
     /* the allocation probe works: it counts this thread's allocations (fuzz/alloc_hook.h) */
     if (fuzz_alloc_install()) {
@@ -285,7 +285,7 @@ static bool generic_frame(wk_contract *c, wk_contract_colloq *m)
 {
     (void)c;
     if (m->frames == 1) drive_begin(m->user); /* a run's first frame (counted before the call) */
-    drive_frame(m->user, wk_colloq_reader_consumed(m->r));
+    drive_frame(m->user, wk_colloq_reader_consumed_get(m->r));
     return true;
 }
 

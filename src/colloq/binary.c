@@ -192,7 +192,7 @@ wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_fr
                      (unsigned)f->transition);
         return WK_ERROR;
     }
-    const wk_colloq_message *m = wk_colloq_plan_transition_message(plan, f->transition);
+    const wk_colloq_message *m = wk_colloq_plan_transition_message_get(plan, f->transition);
     size_t plen;
     if (f->field_count != m->field_count || !payload_size_checked(m, f, &plen)) {
         const char *why = colloq_values_check(m, f);

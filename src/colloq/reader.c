@@ -73,9 +73,9 @@ void wk_colloq_reader_destroy(wk_colloq_reader *r)
     colloq_free(&a, r);
 }
 
-const wk_colloq_frame *wk_colloq_reader_frame(const wk_colloq_reader *r) { return &r->f; }
-const wk_colloq_session *wk_colloq_reader_session(const wk_colloq_reader *r) { return &r->s; }
-uint64_t wk_colloq_reader_consumed(const wk_colloq_reader *r) { return r->taken - r->blen; }
+const wk_colloq_frame *wk_colloq_reader_frame_get(const wk_colloq_reader *r) { return &r->f; }
+const wk_colloq_session *wk_colloq_reader_session_get(const wk_colloq_reader *r) { return &r->s; }
+uint64_t wk_colloq_reader_consumed_get(const wk_colloq_reader *r) { return r->taken - r->blen; }
 
 wk_code wk_colloq_reader_sender_set(wk_colloq_reader *r, uint32_t sender, wk_error *err)
 {

@@ -39,7 +39,7 @@ static wk_result c_step(void *obj, wk_in *in, wk_out *out, wk_error *err)
 {
     wk_contract_colloq *m = obj;
     if (m->sender_at &&
-        wk_colloq_reader_sender_set(m->r, m->sender_at(m, wk_colloq_reader_consumed(m->r)), err) !=
+        wk_colloq_reader_sender_set(m->r, m->sender_at(m, wk_colloq_reader_consumed_get(m->r)), err) !=
             WK_OK)
         return WK_ERROR;
     return wk_colloq_reader_read(m->r, in, out, err);
@@ -54,8 +54,8 @@ static bool c_event(wk_contract *c, void *obj)
 {
     wk_contract_colloq *m = obj;
     const wk_colloq_plan *plan = m->params.plan;
-    const wk_colloq_frame *f = wk_colloq_reader_frame(m->r);
-    const wk_colloq_session *s = wk_colloq_reader_session(m->r);
+    const wk_colloq_frame *f = wk_colloq_reader_frame_get(m->r);
+    const wk_colloq_session *s = wk_colloq_reader_session_get(m->r);
     if (f->transition >= plan->transition_count)
         return wk_contract_fail(c, "frame %llu: transition %u outside the table",
                                 (unsigned long long)m->frames, (unsigned)f->transition);
@@ -65,10 +65,10 @@ static bool c_event(wk_contract *c, void *obj)
         return wk_contract_fail(c, "frame %llu: seq %llu, session at seq %llu state %u (want %u)",
                                 (unsigned long long)m->frames, (unsigned long long)f->seq,
                                 (unsigned long long)s->next_seq, (unsigned)s->state, (unsigned)t->to);
-    if (wk_colloq_reader_consumed(m->r) != c->push_offset + c->push->pos)
+    if (wk_colloq_reader_consumed_get(m->r) != c->push_offset + c->push->pos)
         return wk_contract_fail(c, "frame %llu: consumed() %llu, the harness saw %llu",
                                 (unsigned long long)m->frames,
-                                (unsigned long long)wk_colloq_reader_consumed(m->r),
+                                (unsigned long long)wk_colloq_reader_consumed_get(m->r),
                                 (unsigned long long)(c->push_offset + c->push->pos));
     size_t n = 0;
     wk_error err;
@@ -95,7 +95,7 @@ static bool c_event(wk_contract *c, void *obj)
 static bool c_end(wk_contract *c, void *obj)
 {
     wk_contract_colloq *m = obj;
-    const wk_colloq_session *s = wk_colloq_reader_session(m->r);
+    const wk_colloq_session *s = wk_colloq_reader_session_get(m->r);
     m->end = *s;
     if (c->oc.verdict == WK_DONE && s->failure)
         return wk_contract_fail(c, "a clean end with the session failed (%s)",

@@ -25,7 +25,7 @@ struct wk_contract_colloq {
      * Return false (after wk_contract_fail) to fail. */
     bool (*on_event)(wk_contract *c, wk_contract_colloq *m);
     /* Called before every step (may be NULL): the sender of the frame that starts at input offset
-     * `at` (wk_colloq_reader_consumed), set with wk_colloq_reader_sender_set; for streams whose
+     * `at` (wk_colloq_reader_consumed_get), set with wk_colloq_reader_sender_set; for streams whose
      * frames come from more than one role (a fuzz target's live modes). */
     uint32_t (*sender_at)(wk_contract_colloq *m, uint64_t at);
     void *user;
