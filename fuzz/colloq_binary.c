@@ -45,13 +45,13 @@
  *     frame's bytes (the three encodings carry the same values, criterion 1);
  *   - the end: NEED_INPUT with bytes left is truncated (after-final once finished), a header error
  *     recorded through wk_colloq_session_fail is after-final once finished; a clean end is OK.
- * Pass B feeds the same stream in pushes of the chosen size (the bytes not yet pushed are
- * ASan-poisoned, so reading past a push is a crash), pass C runs wk_colloq_session_step with a
- * binary wk_colloq_decoder over the whole input: both give the same verdict as pass A (frames
- * accepted, a CRC of their transitions, seqs and bytes, the failure code and its seq). Pass D
- * (transcript modes) drives a wk_colloq_reader through the contract harness (fuzz/fuzz_drive.h:
- * pushes of the chosen size and whole, every call checked against the contract, both runs the
- * same outcome): the same frames accepted and the same failure as pass A. */
+ * Pass B drives a wk_colloq_reader through the contract harness (fuzz/fuzz_drive.h) in pushes of
+ * the chosen size (each an exact-size heap copy, so reading past a push is an ASan crash) and
+ * whole (the reader steps wk_colloq_session_step with its binary decoder), every call checked
+ * against the contract and both runs the same outcome (the adapter's record: each frame's
+ * transition, seq and trace line); the adapter sets each frame's sender (live modes:
+ * wk_colloq_reader_sender_set), and the run gives the same verdict as pass A (frames accepted, a
+ * CRC of their transitions, seqs and bytes, the failure code and its seq). */
 #include <wirekit/colloq.h>
 #include <math.h>
 #include <stdio.h>
@@ -225,7 +225,6 @@ static char *wide_json(void)
 
 #define PLAN_COUNT 4
 static wk_colloq_plan *plans[PLAN_COUNT];
-static wk_colloq_decoder *decoders[PLAN_COUNT];
 static wk_colloq_decoder *json_decoders[PLAN_COUNT][2]; /* reference, compact */
 
 /* The text of tests/colloq/fixtures/<name> (found from this source file's path), NUL-terminated
@@ -271,8 +270,6 @@ static void init(void)
             abort();
         }
         CHECK(plans[i]->has_schedules);
-        decoders[i] = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plans[i], WK_COLLOQ_WIRE_BINARY, NULL}, &err);
-        CHECK(decoders[i]);
         json_decoders[i][0] = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plans[i], WK_COLLOQ_WIRE_REFERENCE, NULL}, &err);
         json_decoders[i][1] = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plans[i], WK_COLLOQ_WIRE_COMPACT, NULL}, &err);
         CHECK(json_decoders[i][0] && json_decoders[i][1]);
@@ -387,7 +384,7 @@ NO_COVERAGE static int ref_payload(const wk_colloq_message *m, const uint8_t *p,
         memset(v, 0, sizeof *v);
         if (fd->optional && !(p[fd->presence_bit / 8] >> (fd->presence_bit % 8) & 1)) continue;
         v->present = true;
-        unsigned w = wk_colloq_type_width(fd->type);
+        unsigned w = wk_colloq_type_width_get(fd->type);
         if (w) {
             if (n - pos < w) return V_BAD;
             uint64_t x = le(p + pos, w);
@@ -459,7 +456,7 @@ NO_COVERAGE static int ref_decode(const wk_colloq_plan *plan, const uint8_t *p, 
         return R_FRAME;
     }
     r->transition = (uint32_t)t;
-    const wk_colloq_message *m = wk_colloq_plan_transition_message(plan, (uint32_t)t);
+    const wk_colloq_message *m = wk_colloq_plan_transition_message_get(plan, (uint32_t)t);
     if (len > m->max_payload) {
         r->payload_error = WK_ERR_COLLOQ_PAYLOAD_TOO_LARGE;
         return R_FRAME;
@@ -651,7 +648,7 @@ static verdict pass_a(int pi, uint8_t mode, const uint8_t *w, size_t n)
         if (f.transition != WK_COLLOQ_NO_TRANSITION) CHECK(f.payload_len == rf.payload_len);
         if (f.payload_error != WK_OK) CHECK(f.payload_error_offset <= n - pos);
         if (f.transition != WK_COLLOQ_NO_TRANSITION && f.payload_error == WK_OK) {
-            const wk_colloq_message *m = wk_colloq_plan_transition_message(plan, f.transition);
+            const wk_colloq_message *m = wk_colloq_plan_transition_message_get(plan, f.transition);
             CHECK(f.field_count == m->field_count);
             for (uint32_t i = 0; i < m->field_count; i++) {
                 CHECK(values_equal(&m->fields[i], &f.fields[i], &rf.fields[i], w + pos,
@@ -703,101 +700,61 @@ static verdict pass_a(int pi, uint8_t mode, const uint8_t *w, size_t n)
     }
 }
 
-static void poison(const uint8_t *p, size_t n)
+/* Pass B: a wk_colloq_reader through the contract harness (fuzz/fuzz_drive.h), in pushes of the
+ * chosen size (each an exact-size heap copy: ASan catches a read past it) and whole (what
+ * wk_colloq_session_step gives over the whole input), every call checked against the contract and
+ * both runs the same outcome. The adapter sets each frame's sender (live modes) and records the
+ * accepted frames as pass A does. */
+typedef struct drive_ctx {
+    uint8_t mode;
+    const uint8_t *w;
+    size_t n;
+    verdict v;
+    uint64_t at; /* input offset of the next frame */
+} drive_ctx;
+
+static uint32_t drive_sender(wk_contract_colloq *m, uint64_t at)
 {
-    if (__asan_poison_memory_region && n) __asan_poison_memory_region(p, n);
-}
-static void unpoison(const uint8_t *p, size_t n)
-{
-    if (__asan_unpoison_memory_region && n) __asan_unpoison_memory_region(p, n);
+    drive_ctx *x = m->user;
+    return sender_of(x->mode, m->frames, m->params.plan, x->w + at, x->n - (size_t)at);
 }
 
-/* Pass B: pushes of `push` bytes; what is not pushed yet is poisoned. */
+static bool drive_frame(wk_contract *c, wk_contract_colloq *m)
+{
+    (void)c;
+    drive_ctx *x = m->user;
+    if (m->frames == 1) { /* the first frame of a run (the adapter counts it before calling) */
+        x->v = (verdict){0, 0, WK_OK, 0};
+        x->at = 0;
+    }
+    const wk_colloq_frame *f = wk_colloq_reader_frame_get(m->r);
+    uint64_t end = wk_colloq_reader_consumed_get(m->r);
+    CHECK(end > x->at && end <= x->n);
+    x->v.record = record_frame(x->v.record, f->transition, f->seq, x->w + x->at, (size_t)(end - x->at));
+    x->v.accepted++;
+    x->at = end;
+    return true;
+}
+
 static verdict pass_b(const wk_colloq_plan *plan, uint8_t mode, const uint8_t *w, size_t n,
                       size_t push)
 {
-    static wk_colloq_frame f;
-    verdict v = {0, 0, WK_OK, 0};
-    wk_colloq_session s;
-    wk_colloq_session_init(&s, plan);
-    /* an exact-size buffer per input, so the end of the stream is the end of the allocation */
-    uint8_t *buf = malloc(n ? n : 1);
-    CHECK(buf);
-    memcpy(buf, w, n);
-    poison(buf, n);
-    size_t pos = 0, have = 0;
-    wk_error err;
-    for (;;) {
-        wk_in in = {buf + pos, have - pos, 0};
-        wk_result r = wk_colloq_binary_decode(plan, &in, &f, &err);
-        if (r == WK_NEED_INPUT) {
-            CHECK(in.pos == 0);
-            if (have < n) {
-                size_t add = n - have < push ? n - have : push;
-                unpoison(buf + have, add);
-                have += add;
-                continue;
-            }
-            v.failure = (wk_colloq_session_finish(&s, &(wk_in){buf, n, pos}, &err) == WK_DONE ? WK_OK : err.code);
-            break;
-        }
-        if (r == WK_ERROR) {
-            CHECK(in.pos == 0);
-            v.failure = wk_colloq_session_fail(&s, err.code, &err);
-            break;
-        }
-        CHECK(r == WK_DONE);
-        uint32_t sender = sender_of(mode, v.accepted, plan, w + pos, n - pos);
-        wk_code c = wk_colloq_session_check(&s, &f, sender, &err);
-        if (c != WK_OK) {
-            v.failure = c;
-            break;
-        }
-        v.record = record_frame(v.record, f.transition, f.seq, buf + pos, in.pos);
-        v.accepted++;
-        pos += in.pos;
-    }
-    v.failure_seq = s.next_seq;
-    unpoison(buf, n);
-    free(buf);
-    return v;
+    static wk_contract_colloq m;
+    drive_ctx x = {mode, w, n, {0, 0, WK_OK, 0}, 0};
+    wk_contract_colloq_setup(&m, plan, WK_COLLOQ_WIRE_BINARY, WK_COLLOQ_SENDER_TRANSCRIPT);
+    m.sender_at = drive_sender;
+    m.on_event = drive_frame;
+    m.user = &x;
+    /* fuzz_drive runs the cut pushes first, then the whole input: the record of the last run */
+    wk_contract_outcome d = fuzz_drive(&wk_contract_colloq_ops, &m, NULL, w, n, push, 0);
+    CHECK(d.events == x.v.accepted && m.end.next_seq == x.v.accepted);
+    x.v.failure = d.verdict == WK_DONE ? WK_OK : d.error.code;
+    CHECK(x.v.failure == m.end.failure);
+    x.v.failure_seq = m.end.next_seq;
+    return x.v;
 }
 
-/* Pass C: wk_colloq_session_step with the plan's binary decoder over the whole input. */
-static verdict pass_c(const wk_colloq_plan *plan, wk_colloq_decoder *d, uint8_t mode,
-                      const uint8_t *w, size_t n)
-{
-    static wk_colloq_frame f;
-    verdict v = {0, 0, WK_OK, 0};
-    wk_colloq_session s;
-    wk_colloq_session_init(&s, plan);
-    wk_in in = {w, n, 0};
-    wk_error err;
-    for (;;) {
-        size_t start = in.pos;
-        uint32_t sender = sender_of(mode, v.accepted, plan, w + start, n - start);
-        fuzz_alloc_begin();
-        wk_result r = wk_colloq_session_step(&s, d, &in, sender, &f, &err);
-        FUZZ_ALLOC_NONE();
-        if (r == WK_NEED_INPUT) {
-            CHECK(in.pos == start);
-            v.failure = (wk_colloq_session_finish(&s, &in, &err) == WK_DONE ? WK_OK : err.code);
-            break;
-        }
-        if (r == WK_ERROR) {
-            CHECK(s.failure != WK_OK && wk_colloq_code_is_failure(s.failure));
-            v.failure = s.failure;
-            break;
-        }
-        CHECK(r == WK_DONE && in.pos > start);
-        v.record = record_frame(v.record, f.transition, f.seq, w + start, in.pos - start);
-        v.accepted++;
-    }
-    v.failure_seq = s.next_seq;
-    return v;
-}
-
-static const size_t pushes[8] = {1, 2, 3, 5, 8, 17, 64, (size_t)-1};
+static const size_t pushes[8] = {1, 2, 3, 5, 8, 17, 64, 0}; /* 0: one push */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -812,19 +769,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     verdict a = pass_a(h & 3, mode, w, n);
     verdict b = pass_b(plan, mode, w, n, push);
-    verdict c = pass_c(plan, decoders[h & 3], mode, w, n);
     CHECK(a.accepted == b.accepted && a.record == b.record && a.failure == b.failure &&
           a.failure_seq == b.failure_seq);
-    CHECK(a.accepted == c.accepted && a.record == c.record && a.failure == c.failure &&
-          a.failure_seq == c.failure_seq);
     CHECK(a.failure_seq == a.accepted);
-    if (mode < 4) {
-        static wk_contract_colloq m;
-        wk_contract_colloq_setup(&m, plan, WK_COLLOQ_WIRE_BINARY, WK_COLLOQ_SENDER_TRANSCRIPT);
-        wk_contract_outcome d = fuzz_drive(&wk_contract_colloq_ops, &m, NULL, w, n, push, 0);
-        CHECK(d.events == a.accepted && m.end.next_seq == a.accepted);
-        CHECK(d.verdict == WK_DONE ? a.failure == WK_OK : d.error.code == a.failure);
-    }
 #ifdef COLLOQ_FUZZ_VERBOSE /* replay builds: -DCOLLOQ_FUZZ_VERBOSE prints each verdict */
     fprintf(stderr, "plan %s: %llu accepted, %s\n", plan->name, (unsigned long long)a.accepted,
             a.failure ? wk_colloq_failure_name(a.failure) : "clean end");

@@ -69,14 +69,14 @@ static void check_plan(const wk_colloq_plan *p)
     CHECK(p->role_count > 0 && p->state_count > 0);
     CHECK(p->initial < p->state_count);
     for (uint32_t i = 0; i < p->role_count; i++)
-        CHECK(wk_colloq_plan_role(p, p->roles[i], strlen(p->roles[i])) == (int32_t)i);
+        CHECK(wk_colloq_plan_role_find(p, p->roles[i], strlen(p->roles[i])) == (int32_t)i);
     for (uint32_t i = 0; i < p->state_count; i++)
-        CHECK(wk_colloq_plan_state(p, p->states[i], strlen(p->states[i])) == (int32_t)i);
+        CHECK(wk_colloq_plan_state_find(p, p->states[i], strlen(p->states[i])) == (int32_t)i);
     uint32_t max_max = 0;
     for (uint32_t i = 0; i < p->message_count; i++) {
         const wk_colloq_message *m = &p->messages[i];
         if (i > 0) CHECK(strcmp(p->messages[i - 1].name, m->name) < 0);
-        CHECK(wk_colloq_plan_message(p, m->name, strlen(m->name)) == (int32_t)i);
+        CHECK(wk_colloq_plan_message_find(p, m->name, strlen(m->name)) == (int32_t)i);
         CHECK(m->field_count <= WK_COLLOQ_MAX_FIELDS);
         CHECK(m->max_payload >= 1 && m->max_payload <= WK_COLLOQ_MAX_PAYLOAD_LIMIT);
         if (m->max_payload > max_max) max_max = m->max_payload;
@@ -84,8 +84,8 @@ static void check_plan(const wk_colloq_plan *p)
         for (uint32_t k = 0; k < m->field_count; k++) {
             const wk_colloq_field *fd = &m->fields[k];
             CHECK((int)fd->type >= 0 && (int)fd->type < WK_COLLOQ_TYPE_COUNT);
-            CHECK(fd->width == wk_colloq_type_width(fd->type));
-            CHECK(wk_colloq_message_field(m, fd->name, strlen(fd->name)) == (int32_t)k);
+            CHECK(fd->width == wk_colloq_type_width_get(fd->type));
+            CHECK(wk_colloq_message_field_find(m, fd->name, strlen(fd->name)) == (int32_t)k);
             if (fd->optional) {
                 CHECK(fd->presence_bit == opt);
                 opt++;
@@ -104,7 +104,7 @@ static void check_plan(const wk_colloq_plan *p)
         CHECK(tr->sender < p->role_count && tr->message < p->message_count);
         CHECK(!p->is_final[tr->from]);
         if (t > 0) CHECK(cmp_transition(p, &p->transitions[t - 1], tr) < 0);
-        CHECK(wk_colloq_plan_find(p, tr->from, tr->message, tr->sender) == t);
+        CHECK(wk_colloq_plan_transition_find(p, tr->from, tr->message, tr->sender) == t);
     }
 }
 

@@ -21,8 +21,11 @@
  *     wk_colloq_session_finish and the generated session_finish; a failure repeats unchanged;
  *   - the generated receive allocates nothing (fuzz/alloc_hook.h: only the calling thread's
  *     allocations while it runs are counted, sanitizer hook or -Wl,--wrap in replay builds);
- *   - pass B: both receivers fed in pushes give pass A's verdict (frames accepted, a CRC of their
- *     bytes, failure code and sequence). */
+ *   - pass B: both receivers through the contract harness (fuzz/fuzz_drive.h; the generic one a
+ *     wk_colloq_reader continuing the starting session, the generated one fgat_receive with a
+ *     reader's buffering written here), in pushes of the chosen size and whole: every call keeps
+ *     the contract, both runs reach the same outcome, and it is pass A's verdict (frames accepted,
+ *     a CRC of their bytes, failure code and sequence). */
 #include <stdbool.h>
 #include <string.h>
 #include <wirekit/colloq.h>
@@ -30,6 +33,8 @@
 #include "fgat.h"
 #include "alloc_hook.h"
 #include "fuzz_check.h"
+#include "fuzz_drive.h"
+#include "wk_contract_colloq.h"
 
 static wk_colloq_plan *plan;
 static wk_colloq_decoder *dec;
@@ -47,8 +52,8 @@ static void init(void)
     CHECK(fgat_plan_matches(plan));
     dec = wk_colloq_decoder_create(&(wk_colloq_decoder_params){plan, WK_COLLOQ_WIRE_BINARY, NULL}, &err);
     CHECK(dec != NULL);
-    busy = (uint32_t)wk_colloq_plan_state(plan, "Busy", 4);
-    done_state = (uint32_t)wk_colloq_plan_state(plan, "End", 3);
+    busy = (uint32_t)wk_colloq_plan_state_find(plan, "Busy", 4);
+    done_state = (uint32_t)wk_colloq_plan_state_find(plan, "End", 3);
     CHECK(busy == FGAT_STATE_Busy && done_state == FGAT_STATE_End);
     /* the allocation probe works: it counts this thread's allocations (fuzz/alloc_hook.h) */
     if (fuzz_alloc_install()) {
@@ -242,43 +247,201 @@ static verdict pass_a(uint8_t mode, uint8_t seq_byte, const uint8_t *data, size_
     }
 }
 
-/* Pass B: the stream in pushes; both receivers; the verdict. */
+/* Pass B: both receivers through the contract harness (fuzz/fuzz_drive.h): in pushes of the
+ * chosen size (each an exact-size heap copy) and whole, every call checked against the contract,
+ * both runs the same outcome, and the whole run's verdict is pass A's. The generic one is a
+ * wk_colloq_reader continuing the starting session (adapter tests/contract/wk_contract_colloq.h);
+ * the generated fgat_receive, which reads whole frames, gets the reader's buffering here (the
+ * start of a frame a push ends inside is kept and completed from the next pushes). */
+typedef struct drive_ctx {
+    uint8_t mode;
+    const uint8_t *data;
+    size_t size;
+    verdict v;
+    uint64_t at; /* input offset of the next frame */
+} drive_ctx;
+
+static void drive_begin(drive_ctx *x)
+{
+    x->v = (verdict){0, 0, WK_OK, 0};
+    x->at = 0;
+}
+
+static void drive_frame(drive_ctx *x, uint64_t end)
+{
+    CHECK(end > x->at && end <= x->size);
+    x->v.frames++;
+    x->v.crc = crc_add(x->v.crc, x->data + x->at, (size_t)(end - x->at));
+    x->at = end;
+}
+
+static uint32_t generic_sender(wk_contract_colloq *m, uint64_t at)
+{
+    drive_ctx *x = m->user;
+    return sender_of(x->mode, x->data + at, x->size - (size_t)at);
+}
+
+static bool generic_frame(wk_contract *c, wk_contract_colloq *m)
+{
+    (void)c;
+    if (m->frames == 1) drive_begin(m->user); /* a run's first frame (counted before the call) */
+    drive_frame(m->user, wk_colloq_reader_consumed_get(m->r));
+    return true;
+}
+
+/* The generated receiver as a streaming object. */
+typedef struct gen_reader {
+    drive_ctx *x;
+    wk_colloq_session start;
+    fgat_session s;
+    fgat_frame f;
+    uint8_t buf[3 * WK_COLLOQ_VARINT_MAX_LEN + 65536]; /* one frame: the headers, the ceiling */
+    size_t blen;
+    uint64_t taken; /* input bytes consumed (buf included) */
+    bool failed;
+    wk_error error; /* offsets from the stream's first byte */
+} gen_reader;
+
+static bool g_reset(void *obj, void *ctx)
+{
+    (void)ctx;
+    gen_reader *g = obj;
+    to_gen(&g->start, &g->s);
+    g->blen = 0;
+    g->taken = 0;
+    g->failed = false;
+    drive_begin(g->x);
+    return true;
+}
+
+static wk_result g_fail(gen_reader *g, wk_error *err)
+{
+    g->failed = true;
+    g->error = *err;
+    if (g->error.has_offset) g->error.offset += g->taken - g->blen;
+    *err = g->error;
+    return WK_ERROR;
+}
+
+static wk_result g_step(void *obj, wk_in *in, wk_out *out, wk_error *err)
+{
+    gen_reader *g = obj;
+    CHECK(out == NULL);
+    if (g->failed) {
+        *err = g->error;
+        return WK_ERROR;
+    }
+    const drive_ctx *x = g->x;
+    uint64_t at = g->taken - g->blen;
+    uint32_t sender = sender_of(x->mode, x->data + at, x->size - (size_t)at);
+    size_t avail = in->size - in->pos;
+    if (g->blen == 0) { /* a frame whole in the push is read in place */
+        wk_in v = *in;
+        wk_result r = fgat_receive(&g->s, sender, &v, &g->f, err);
+        if (r == WK_ERROR) return g_fail(g, err);
+        if (r == WK_DONE) {
+            g->taken += v.pos - in->pos;
+            in->pos = v.pos;
+            return WK_EVENT;
+        }
+        CHECK(r == WK_NEED_INPUT && v.pos == in->pos && avail < sizeof g->buf);
+        if (avail) memcpy(g->buf, in->src + in->pos, avail);
+        g->blen = avail;
+        g->taken += avail;
+        in->pos = in->size;
+        return WK_NEED_INPUT;
+    }
+    size_t old = g->blen, add = avail < sizeof g->buf - old ? avail : sizeof g->buf - old;
+    if (add) memcpy(g->buf + old, in->src + in->pos, add);
+    wk_in v = {g->buf, old + add, 0};
+    wk_result r = fgat_receive(&g->s, sender, &v, &g->f, err);
+    if (r == WK_ERROR) return g_fail(g, err);
+    if (r == WK_DONE) {
+        CHECK(v.pos > old);
+        g->blen = 0;
+        g->taken += v.pos - old;
+        in->pos += v.pos - old;
+        return WK_EVENT;
+    }
+    CHECK(r == WK_NEED_INPUT && add == avail);
+    g->blen = old + add;
+    g->taken += add;
+    in->pos += add;
+    return WK_NEED_INPUT;
+}
+
+static wk_result g_finish(void *obj, const wk_in *rest, wk_error *err)
+{
+    gen_reader *g = obj;
+    if (g->failed) {
+        *err = g->error;
+        return WK_ERROR;
+    }
+    size_t more = rest && rest->pos < rest->size ? rest->size - rest->pos : 0;
+    wk_in held = {g->buf, g->blen, 0};
+    if (fgat_session_finish(&g->s, g->blen ? &held : rest, err) == WK_DONE) return WK_DONE;
+    g->failed = true;
+    g->error = *err;
+    if (!g->error.has_offset) { /* truncated / after-final: where the input ends */
+        g->error.has_offset = true;
+        g->error.offset = g->taken + more;
+    }
+    *err = g->error;
+    return WK_ERROR;
+}
+
+static bool g_event(wk_contract *c, void *obj)
+{
+    gen_reader *g = obj;
+    wk_contract_record_u64(c, g->f.transition);
+    wk_contract_record_u64(c, g->f.seq);
+    CHECK(g->f.seq + 1 == g->s.next_seq && g->s.failure == WK_OK);
+    drive_frame(g->x, g->taken - g->blen);
+    return true;
+}
+
+static bool g_end(wk_contract *c, void *obj)
+{
+    gen_reader *g = obj;
+    uint64_t rec[] = {g->s.state, g->s.next_seq, g->s.finished, (uint64_t)g->s.failure,
+                      g->s.failure == WK_OK ? 0 : g->s.failure_seq};
+    for (size_t i = 0; i < sizeof rec / sizeof rec[0]; i++) wk_contract_record_u64(c, rec[i]);
+    if (c->oc.verdict == WK_ERROR) {
+        CHECK(g->s.failure != WK_OK && c->oc.error.code == g->s.failure);
+        CHECK(wk_code_category(g->s.failure) == WK_CAT_PEER_PROTOCOL);
+    }
+    return true;
+}
+
+static const wk_contract_ops gen_reader_ops = {"fgat_receive", g_reset, NULL, g_step, g_finish,
+                                               g_event, g_end, false, 0};
+
 static verdict pass_b(uint8_t mode, uint8_t seq_byte, const uint8_t *data, size_t size, bool generated)
 {
     static const size_t pushes[8] = {1, 2, 3, 5, 8, 13, 64, 0};
     size_t push = pushes[(mode >> 2) & 7];
-    if (!push) push = size ? size : 1;
-    static wk_colloq_frame f;
-    static fgat_frame g;
+    drive_ctx x = {mode, data, size, {0, 0, WK_OK, 0}, 0};
     wk_colloq_session s;
-    fgat_session gs;
     start(mode, seq_byte, &s);
-    to_gen(&s, &gs);
-    wk_in in = {data, size < push ? size : push, 0};
-    verdict v = {0, 0, WK_OK, 0};
-    for (;;) {
-        size_t at = in.pos;
-        uint32_t sender = sender_of(mode, data + at, size - at); /* what pass A saw: the whole rest */
-        wk_error err;
-        wk_result r = generated ? fgat_receive(&gs, sender, &in, &g, &err)
-                                : wk_colloq_session_step(&s, dec, &in, sender, &f, &err);
-        if (r == WK_DONE) {
-            v.frames++;
-            v.crc = crc_add(v.crc, data + at, in.pos - at);
-            continue;
-        }
-        if (r == WK_ERROR) break;
-        if (in.size < size) {
-            in.size = in.size + push < size ? in.size + push : size;
-            continue;
-        }
-        if (generated) fgat_session_finish(&gs, &in, &err);
-        else wk_colloq_session_finish(&s, &in, &err);
-        break;
+    if (generated) {
+        static gen_reader g;
+        g.x = &x;
+        g.start = s;
+        fuzz_drive(&gen_reader_ops, &g, NULL, data, size, push, 0);
+        x.v.failure = g.s.failure;
+        x.v.failure_seq = g.s.failure_seq;
+    } else {
+        static wk_contract_colloq m;
+        wk_contract_colloq_setup(&m, plan, WK_COLLOQ_WIRE_BINARY, WK_COLLOQ_SENDER_TRANSCRIPT);
+        m.params.session = &s;
+        m.sender_at = generic_sender;
+        m.on_event = generic_frame;
+        m.user = &x;
+        fuzz_drive(&wk_contract_colloq_ops, &m, NULL, data, size, push, 0);
+        x.v.failure = m.end.failure;
+        x.v.failure_seq = m.end.failure_seq;
     }
-    v.failure = generated ? gs.failure : s.failure;
-    v.failure_seq = generated ? gs.failure_seq : s.failure_seq;
-    return v;
+    return x.v;
 }
 
 static bool same_verdict(const verdict *x, const verdict *y)

@@ -158,7 +158,7 @@ const char *wk_colloq_type_name(wk_colloq_type type);
 /* Parses a type name of len bytes; false when it is not one. */
 bool wk_colloq_type_parse(const char *name, size_t len, wk_colloq_type *out);
 /* Fixed width in bytes of a scalar type (bool 1, ..., f64 8); 0 for string and bytes. */
-unsigned wk_colloq_type_width(wk_colloq_type type);
+unsigned wk_colloq_type_width_get(wk_colloq_type type);
 /* "reference", "compact", "binary" (static storage; NULL for an invalid value). */
 const char *wk_colloq_wire_name(wk_colloq_wire wire);
 /* Parses a NUL-terminated wire name; false when it is not one. */
@@ -294,16 +294,16 @@ wk_code wk_colloq_plan_load(const char *json, size_t len, const wk_colloq_plan_p
 void wk_colloq_plan_destroy(wk_colloq_plan *plan);
 
 /* Index of a role / state / message named by len bytes; -1 when there is none. */
-int32_t wk_colloq_plan_role(const wk_colloq_plan *plan, const char *name, size_t len);
-int32_t wk_colloq_plan_state(const wk_colloq_plan *plan, const char *name, size_t len);
-int32_t wk_colloq_plan_message(const wk_colloq_plan *plan, const char *name, size_t len);
+int32_t wk_colloq_plan_role_find(const wk_colloq_plan *plan, const char *name, size_t len);
+int32_t wk_colloq_plan_state_find(const wk_colloq_plan *plan, const char *name, size_t len);
+int32_t wk_colloq_plan_message_find(const wk_colloq_plan *plan, const char *name, size_t len);
 /* Transition id for (from state, message, sender role); WK_COLLOQ_NO_TRANSITION when none.
  * sender WK_COLLOQ_SENDER_TRANSCRIPT: the lowest id with that from and message. */
-uint32_t wk_colloq_plan_find(const wk_colloq_plan *plan, uint32_t from, uint32_t message,
-                             uint32_t sender);
+uint32_t wk_colloq_plan_transition_find(const wk_colloq_plan *plan, uint32_t from,
+                                        uint32_t message, uint32_t sender);
 /* The message (schedule) of transition t (t < transition_count). */
-static inline const wk_colloq_message *wk_colloq_plan_transition_message(const wk_colloq_plan *plan,
-                                                                         uint32_t t)
+static inline const wk_colloq_message *
+wk_colloq_plan_transition_message_get(const wk_colloq_plan *plan, uint32_t t)
 {
     return &plan->messages[plan->transitions[t].message];
 }
@@ -379,7 +379,7 @@ typedef struct wk_colloq_frame {
  * fields[i].present = true for each value to send (required fields must be present). */
 void wk_colloq_frame_init(wk_colloq_frame *f, const wk_colloq_plan *plan, uint32_t t, uint64_t seq);
 /* Index of the field named by len bytes in message m; -1 when there is none. */
-int32_t wk_colloq_message_field(const wk_colloq_message *m, const char *name, size_t len);
+int32_t wk_colloq_message_field_find(const wk_colloq_message *m, const char *name, size_t len);
 
 /* Binary payload size the frame's values take under transition t's schedule (bitmap included).
  * The frame's fields must be valid for that schedule. */
@@ -509,15 +509,18 @@ typedef struct wk_colloq_reader_params {
     const wk_allocator *allocator; /* the reader, its decoder, and a buffer for one frame (the
                                       largest a frame of the plan may take on the wire); json-c's
                                       documents excepted. NULL: malloc/free. */
+    const wk_colloq_session *session; /* NULL: start at the plan's initial state; else continue
+                                         a copy of this session (its plan must be plan) */
 } wk_colloq_reader_params;
-/* New reader at the plan's initial state (the caller's: wk_colloq_reader_destroy); NULL with err
- * set on WK_ERR_NOMEM or WK_ERR_ARG (as wk_colloq_decoder_create, or a sender not in the plan).
+/* New reader at the plan's initial state or params->session (the caller's:
+ * wk_colloq_reader_destroy); NULL with err set on WK_ERR_NOMEM or WK_ERR_ARG (as
+ * wk_colloq_decoder_create, a sender not in the plan, or a session of another plan).
  * The preface is not the reader's: read and check it before the first push. */
 wk_colloq_reader *wk_colloq_reader_create(const wk_colloq_reader_params *params, wk_error *err);
 void wk_colloq_reader_destroy(wk_colloq_reader *r);
 /* Reads frames from in (out must be NULL: WK_ERR_ARG otherwise):
- *   WK_EVENT: a frame was accepted; wk_colloq_reader_frame(r) holds it (string and bytes values
- *             borrow in->src or the reader) until the next call; in->pos moved past it.
+ *   WK_EVENT: a frame was accepted; wk_colloq_reader_frame_get(r) holds it (string and bytes
+ *             values borrow in->src or the reader) until the next call; in->pos moved past it.
  *   WK_NEED_INPUT: in is consumed (the start of a frame is kept): push more, or _finish.
  *   WK_ERROR: the session failed (a failure code 740-747, or the decoder's); err's offset counts
  *             from the first byte ever pushed. Every later call reports it again, unchanged. */
@@ -528,9 +531,14 @@ wk_result wk_colloq_reader_read(wk_colloq_reader *r, wk_in *in, wk_out *out, wk_
 wk_result wk_colloq_reader_finish(wk_colloq_reader *r, const wk_in *rest, wk_error *err);
 /* The last accepted frame; the session (state, next_seq, finished, failure); the input bytes of
  * the frames read so far (a kept frame start not counted). */
-const wk_colloq_frame *wk_colloq_reader_frame(const wk_colloq_reader *r);
-const wk_colloq_session *wk_colloq_reader_session(const wk_colloq_reader *r);
-uint64_t wk_colloq_reader_consumed(const wk_colloq_reader *r);
+const wk_colloq_frame *wk_colloq_reader_frame_get(const wk_colloq_reader *r);
+const wk_colloq_session *wk_colloq_reader_session_get(const wk_colloq_reader *r);
+uint64_t wk_colloq_reader_consumed_get(const wk_colloq_reader *r);
+/* The role the next frame is read from (WK_COLLOQ_SENDER_TRANSCRIPT, or a live role index), for a
+ * stream whose frames come from more than one peer; it applies from the next call (a frame whose
+ * start is kept is checked against the sender set when it completes). WK_ERR_ARG for a role not
+ * in the plan (the reader's sender unchanged). */
+wk_code wk_colloq_reader_sender_set(wk_colloq_reader *r, uint32_t sender, wk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
  * Traces

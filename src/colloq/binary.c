@@ -68,19 +68,21 @@ static inline void copy_value(uint8_t *restrict d, const uint8_t *restrict s, si
 }
 
 /* Writes a frame whose values are known to fit m (payload plen bytes) at p: header varints,
- * bitmap, fields. The caller has checked the room. */
-static inline void write_frame(uint8_t *p, const wk_colloq_message *m, const wk_colloq_frame *f,
-                               size_t plen)
+ * bitmap, fields. The caller has checked the room. The counts are read once into locals: the
+ * byte stores through p may alias m and f, which would make the compiler reload them. */
+static inline void write_frame(uint8_t *restrict p, const wk_colloq_message *restrict m,
+                               const wk_colloq_frame *restrict f, size_t plen)
 {
+    const uint32_t count = m->field_count, bitmap_bytes = m->bitmap_bytes;
+    const wk_colloq_field *restrict fd = m->fields;
+    const wk_colloq_value *restrict v = f->fields;
     p += wk_leb128_put(p, f->transition);
     p += wk_leb128_put(p, f->seq);
     p += wk_leb128_put(p, plen);
     uint8_t *const base = p;
     uint64_t present = 0; /* the presence bitmap (at most 64 optional fields), written at the end */
-    p += m->bitmap_bytes;
-    const wk_colloq_field *fd = m->fields;
-    const wk_colloq_value *v = f->fields;
-    for (uint32_t i = 0; i < m->field_count; i++, fd++, v++) {
+    p += bitmap_bytes;
+    for (uint32_t i = 0; i < count; i++, fd++, v++) {
         if (!v->present) continue;
         if (fd->optional) present |= (uint64_t)1 << fd->presence_bit;
         switch (fd->type) {
@@ -112,7 +114,11 @@ static inline void write_frame(uint8_t *p, const wk_colloq_message *m, const wk_
             break;
         }
     }
-    for (uint32_t k = 0; k < m->bitmap_bytes; k++) base[k] = (uint8_t)(present >> (8 * k));
+    if (bitmap_bytes == 1) {
+        base[0] = (uint8_t)present;
+    } else {
+        for (uint32_t k = 0; k < bitmap_bytes; k++) base[k] = (uint8_t)(present >> (8 * k));
+    }
 }
 
 /* The range of each integer type as lo and hi - lo (unsigned arithmetic); bool, u64 and i64
@@ -130,29 +136,37 @@ static inline bool payload_size_checked(const wk_colloq_message *m, const wk_col
                                         size_t *plen)
 {
     size_t n = m->bitmap_bytes;
+    const uint32_t count = m->field_count;
     const wk_colloq_field *fd = m->fields;
     const wk_colloq_value *v = f->fields;
-    for (uint32_t i = 0; i < m->field_count; i++, fd++, v++) {
+    for (uint32_t i = 0; i < count; i++, fd++, v++) {
         if (!v->present) {
             if (!fd->optional) return false;
             continue;
         }
-        const wk_colloq_type t = fd->type;
-        if (t <= WK_COLLOQ_I64) { /* bool and integers: one range test, v - lo <= hi - lo */
-            if (v->as.u - int_lo[t] > int_span[t]) return false;
-        } else if (t == WK_COLLOQ_F32) {
+        switch (fd->type) {
+        case WK_COLLOQ_BOOL: case WK_COLLOQ_U8: case WK_COLLOQ_U16: case WK_COLLOQ_U32:
+        case WK_COLLOQ_U64: case WK_COLLOQ_I8: case WK_COLLOQ_I16: case WK_COLLOQ_I32:
+        case WK_COLLOQ_I64: /* bool and integers: one range test, v - lo <= hi - lo */
+            if (v->as.u - int_lo[fd->type] > int_span[fd->type]) return false;
+            break;
+        case WK_COLLOQ_F32:
             if (!isfinite(v->as.f) || (double)(float)v->as.f != v->as.f) return false;
-        } else if (t == WK_COLLOQ_F64) {
+            break;
+        case WK_COLLOQ_F64:
             if (!isfinite(v->as.f)) return false;
-        } else if (t == WK_COLLOQ_STRING || t == WK_COLLOQ_BYTES) {
+            break;
+        case WK_COLLOQ_STRING:
+        case WK_COLLOQ_BYTES: {
             size_t len = v->as.s.len;
             if (len && !v->as.s.ptr) return false;
-            if (t == WK_COLLOQ_STRING && !wk_colloq_utf8_valid(v->as.s.ptr, len, NULL)) return false;
+            if (fd->type == WK_COLLOQ_STRING && !wk_colloq_utf8_valid(v->as.s.ptr, len, NULL))
+                return false;
             if (len > SIZE_MAX - WK_COLLOQ_VARINT_MAX_LEN - n) return false; /* would wrap */
             n += wk_leb128_len(len) + len;
             continue;
-        } else {
-            return false;
+        }
+        default: return false;
         }
         n += fd->width;
     }
@@ -178,7 +192,7 @@ wk_result wk_colloq_binary_encode(const wk_colloq_plan *plan, const wk_colloq_fr
                      (unsigned)f->transition);
         return WK_ERROR;
     }
-    const wk_colloq_message *m = wk_colloq_plan_transition_message(plan, f->transition);
+    const wk_colloq_message *m = wk_colloq_plan_transition_message_get(plan, f->transition);
     size_t plen;
     if (f->field_count != m->field_count || !payload_size_checked(m, f, &plen)) {
         const char *why = colloq_values_check(m, f);

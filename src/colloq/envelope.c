@@ -51,7 +51,7 @@ wk_code colloq_frame_check(const wk_colloq_plan *plan, const wk_colloq_frame *f,
     if (f->transition >= plan->transition_count)
         return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "transition %u outside the table",
                             (unsigned)f->transition);
-    *m = wk_colloq_plan_transition_message(plan, f->transition);
+    *m = wk_colloq_plan_transition_message_get(plan, f->transition);
     const char *why = colloq_values_check(*m, f);
     if (why) return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "%s: %s", (*m)->name, why);
     return WK_OK;
@@ -187,16 +187,16 @@ static uint32_t reference_transition(const wk_colloq_plan *plan, json_object *o,
     get_string(o, "state", &st, &stl);
     get_string(o, "message", &msg, &msgl);
     get_string(o, "sender", &snd, &sndl);
-    int32_t si = wk_colloq_plan_state(plan, st, stl);
-    int32_t mi = wk_colloq_plan_message(plan, msg, msgl);
+    int32_t si = wk_colloq_plan_state_find(plan, st, stl);
+    int32_t mi = wk_colloq_plan_message_find(plan, msg, msgl);
     if (si < 0 || mi < 0) return WK_COLLOQ_NO_TRANSITION;
-    int32_t ri = wk_colloq_plan_role(plan, snd, sndl);
-    uint32_t t = ri >= 0 ? wk_colloq_plan_find(plan, (uint32_t)si, (uint32_t)mi, (uint32_t)ri)
+    int32_t ri = wk_colloq_plan_role_find(plan, snd, sndl);
+    uint32_t t = ri >= 0 ? wk_colloq_plan_transition_find(plan, (uint32_t)si, (uint32_t)mi, (uint32_t)ri)
                          : WK_COLLOQ_NO_TRANSITION;
     if (t != WK_COLLOQ_NO_TRANSITION) return t;
     /* transitions leave this state on this message, none from this sender: wrong-sender, reported
      * by wk_colloq_session_check after the state check (the frame names the lowest of them) */
-    t = wk_colloq_plan_find(plan, (uint32_t)si, (uint32_t)mi, WK_COLLOQ_SENDER_TRANSCRIPT);
+    t = wk_colloq_plan_transition_find(plan, (uint32_t)si, (uint32_t)mi, WK_COLLOQ_SENDER_TRANSCRIPT);
     if (t != WK_COLLOQ_NO_TRANSITION) f->sender_mismatch = true;
     return t;
 }
@@ -264,7 +264,7 @@ wk_code wk_colloq_decoder_decode_line(wk_colloq_decoder *d, const char *line, si
             f->payload_error = WK_ERR_COLLOQ_MALFORMED_PAYLOAD;
             f->payload_error_reason = "duplicate key in the payload";
         }
-        colloq_payload_from_json(plan, wk_colloq_plan_transition_message(plan, t), payload, f,
+        colloq_payload_from_json(plan, wk_colloq_plan_transition_message_get(plan, t), payload, f,
                                  d->scratch, d->scratch_cap);
     }
     return WK_OK;

@@ -20,7 +20,7 @@ bool wk_colloq_type_parse(const char *name, size_t len, wk_colloq_type *out)
     return false;
 }
 
-unsigned wk_colloq_type_width(wk_colloq_type type)
+unsigned wk_colloq_type_width_get(wk_colloq_type type)
 {
     return (unsigned)type < WK_COLLOQ_TYPE_COUNT ? type_widths[type] : 0;
 }

@@ -7,7 +7,7 @@ void wk_colloq_frame_init(wk_colloq_frame *f, const wk_colloq_plan *plan, uint32
 {
     f->transition = t;
     f->seq = seq;
-    uint32_t n = t < plan->transition_count ? wk_colloq_plan_transition_message(plan, t)->field_count : 0;
+    uint32_t n = t < plan->transition_count ? wk_colloq_plan_transition_message_get(plan, t)->field_count : 0;
     f->field_count = n;
     f->payload_error = WK_OK;
     f->payload_error_offset = 0;
@@ -22,7 +22,7 @@ void wk_colloq_frame_init(wk_colloq_frame *f, const wk_colloq_plan *plan, uint32
     }
 }
 
-int32_t wk_colloq_message_field(const wk_colloq_message *m, const char *name, size_t len)
+int32_t wk_colloq_message_field_find(const wk_colloq_message *m, const char *name, size_t len)
 {
     for (uint32_t i = 0; i < m->field_count; i++)
         if (strlen(m->fields[i].name) == len && memcmp(m->fields[i].name, name, len) == 0)
@@ -102,7 +102,7 @@ size_t colloq_payload_size(const wk_colloq_message *m, const wk_colloq_frame *f)
 size_t wk_colloq_payload_size(const wk_colloq_plan *plan, uint32_t t, const wk_colloq_frame *f)
 {
     if (t >= plan->transition_count) return 0;
-    return colloq_payload_size(wk_colloq_plan_transition_message(plan, t), f);
+    return colloq_payload_size(wk_colloq_plan_transition_message_get(plan, t), f);
 }
 
 void colloq_payload_json(jw *w, const wk_colloq_message *m, const wk_colloq_frame *f)
@@ -189,7 +189,7 @@ void colloq_payload_from_json(const wk_colloq_plan *plan, const wk_colloq_messag
     size_t used = 0;
     json_object_object_foreach(payload, key, val)
     {
-        int32_t idx = wk_colloq_message_field(m, key, strlen(key));
+        int32_t idx = wk_colloq_message_field_find(m, key, strlen(key));
         if (idx < 0) {
             bad_payload(f, WK_ERR_COLLOQ_MALFORMED_PAYLOAD, "unknown payload key");
             return;

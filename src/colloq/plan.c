@@ -261,7 +261,7 @@ static wk_code compile_message(cctx *c, const char *name, json_object *def, wk_c
             return cerr(c, WK_ERR_COLLOQ_UNKNOWN_TYPE, q, "\"%.40s\" is not a field type", json_object_get_string(v));
         if ((rc = get(c, fo, "optional", json_type_boolean, false, p, &v))) return rc;
         fs[i].optional = v && json_object_get_boolean(v);
-        fs[i].width = (uint8_t)wk_colloq_type_width(fs[i].type);
+        fs[i].width = (uint8_t)wk_colloq_type_width_get(fs[i].type);
         if (fs[i].optional) fs[i].presence_bit = (uint16_t)opt++;
         else fixed += fs[i].width;
     }
@@ -522,7 +522,7 @@ static wk_code compile_doc(cctx *c, json_object *root)
         if ((rc = get(c, to, "message", json_type_string, true, p, &mv))) break;
         {
             const char *mn = json_object_get_string(mv);
-            int32_t idx = wk_colloq_plan_message(pl, mn, (size_t)json_object_get_string_len(mv));
+            int32_t idx = wk_colloq_plan_message_find(pl, mn, (size_t)json_object_get_string_len(mv));
             if (idx < 0) {
                 char q[96];
                 snprintf(q, sizeof q, "%s.message", p);
@@ -681,17 +681,17 @@ wk_code wk_colloq_plan_load(const char *json, size_t len, const wk_colloq_plan_p
     return compile_text(json, len, params, true, out, err);
 }
 
-int32_t wk_colloq_plan_role(const wk_colloq_plan *plan, const char *name, size_t len)
+int32_t wk_colloq_plan_role_find(const wk_colloq_plan *plan, const char *name, size_t len)
 {
     return find_name(plan->roles, plan->role_count, name, len);
 }
 
-int32_t wk_colloq_plan_state(const wk_colloq_plan *plan, const char *name, size_t len)
+int32_t wk_colloq_plan_state_find(const wk_colloq_plan *plan, const char *name, size_t len)
 {
     return find_name(plan->states, plan->state_count, name, len);
 }
 
-int32_t wk_colloq_plan_message(const wk_colloq_plan *plan, const char *name, size_t len)
+int32_t wk_colloq_plan_message_find(const wk_colloq_plan *plan, const char *name, size_t len)
 {
     uint32_t lo = 0, hi = plan->message_count;
     while (lo < hi) {
@@ -707,8 +707,8 @@ int32_t wk_colloq_plan_message(const wk_colloq_plan *plan, const char *name, siz
     return -1;
 }
 
-uint32_t wk_colloq_plan_find(const wk_colloq_plan *plan, uint32_t from, uint32_t message,
-                             uint32_t sender)
+uint32_t wk_colloq_plan_transition_find(const wk_colloq_plan *plan, uint32_t from,
+                                        uint32_t message, uint32_t sender)
 {
     for (uint32_t i = 0; i < plan->transition_count; i++) {
         const wk_colloq_transition *t = &plan->transitions[i];

@@ -118,7 +118,7 @@ wk_code wk_colloq_preface_check(const wk_colloq_plan *plan, const wk_colloq_pref
     if (peer->wire == WK_COLLOQ_WIRE_BINARY && !plan->has_schedules)
         return wk_error_set(err, WK_ERR_COLLOQ_WIRE_MISMATCH, WK_NO_OFFSET,
                             "binary wire on a v0 plan without payload schedules");
-    int32_t r = wk_colloq_plan_role(plan, peer->role, strlen(peer->role));
+    int32_t r = wk_colloq_plan_role_find(plan, peer->role, strlen(peer->role));
     if (r < 0)
         return wk_error_set(err, WK_ERR_COLLOQ_PREFACE_ROLE, WK_NO_OFFSET,
                             "peer role \"%.40s\" is not in the plan", peer->role);

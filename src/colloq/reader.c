@@ -32,6 +32,10 @@ wk_colloq_reader *wk_colloq_reader_create(const wk_colloq_reader_params *params,
                      (unsigned)params->sender);
         return NULL;
     }
+    if (params->session && params->session->plan != plan) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "reader session of another plan");
+        return NULL;
+    }
     wk_colloq_decoder_params dp = {plan, params->wire, params->allocator};
     wk_colloq_decoder *dec = wk_colloq_decoder_create(&dp, err);
     if (!dec) return NULL;
@@ -55,7 +59,8 @@ wk_colloq_reader *wk_colloq_reader_create(const wk_colloq_reader_params *params,
     r->dec = dec;
     r->buf = buf;
     r->cap = cap;
-    wk_colloq_session_init(&r->s, plan);
+    if (params->session) r->s = *params->session;
+    else wk_colloq_session_init(&r->s, plan);
     return r;
 }
 
@@ -68,9 +73,20 @@ void wk_colloq_reader_destroy(wk_colloq_reader *r)
     colloq_free(&a, r);
 }
 
-const wk_colloq_frame *wk_colloq_reader_frame(const wk_colloq_reader *r) { return &r->f; }
-const wk_colloq_session *wk_colloq_reader_session(const wk_colloq_reader *r) { return &r->s; }
-uint64_t wk_colloq_reader_consumed(const wk_colloq_reader *r) { return r->taken - r->blen; }
+const wk_colloq_frame *wk_colloq_reader_frame_get(const wk_colloq_reader *r) { return &r->f; }
+const wk_colloq_session *wk_colloq_reader_session_get(const wk_colloq_reader *r) { return &r->s; }
+uint64_t wk_colloq_reader_consumed_get(const wk_colloq_reader *r) { return r->taken - r->blen; }
+
+wk_code wk_colloq_reader_sender_set(wk_colloq_reader *r, uint32_t sender, wk_error *err)
+{
+    if (sender != WK_COLLOQ_SENDER_TRANSCRIPT && sender >= r->plan->role_count) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "sender %u is not a role of the plan",
+                     (unsigned)sender);
+        return WK_ERR_ARG;
+    }
+    r->sender = sender;
+    return WK_OK;
+}
 
 /* Records the failure err carries (offsets from the frame's first byte, or none) with offsets from
  * the stream's first byte; it is reported again, unchanged, from then on. */

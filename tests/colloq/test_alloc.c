@@ -73,7 +73,7 @@ static wk_code reader_scenario(void *ctx, const wk_allocator *a, wk_error *err)
 {
     const fixture *fx = ctx;
     for (int w = 0; w < 3; w++) {
-        wk_colloq_reader_params rp = {fx->plan, (wk_colloq_wire)w, WK_COLLOQ_SENDER_TRANSCRIPT, a};
+        wk_colloq_reader_params rp = {fx->plan, (wk_colloq_wire)w, WK_COLLOQ_SENDER_TRANSCRIPT, a, NULL};
         wk_colloq_reader *r = wk_colloq_reader_create(&rp, err);
         if (!r) return err->code;
         wk_code rc = WK_OK;

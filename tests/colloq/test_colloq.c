@@ -76,7 +76,7 @@ static void test_names(void)
         const char *n = wk_colloq_type_name((wk_colloq_type)i);
         CHECK(n && wk_colloq_type_parse(n, strlen(n), &t) && t == (wk_colloq_type)i);
     }
-    CHECK(wk_colloq_type_width(WK_COLLOQ_U16) == 2 && wk_colloq_type_width(WK_COLLOQ_BYTES) == 0);
+    CHECK(wk_colloq_type_width_get(WK_COLLOQ_U16) == 2 && wk_colloq_type_width_get(WK_COLLOQ_BYTES) == 0);
     wk_colloq_wire w;
     CHECK(wk_colloq_wire_parse("compact", &w) && w == WK_COLLOQ_WIRE_COMPACT);
     CHECK(!wk_colloq_wire_parse("json", &w));
@@ -140,14 +140,14 @@ static void test_compile_errors(void)
     CHECK(strcmp(ok->messages[ok->transitions[0].message].name, "Prompt") == 0);
     CHECK(strcmp(ok->messages[ok->transitions[1].message].name, "End") == 0);
     CHECK(strcmp(ok->messages[ok->transitions[2].message].name, "Token") == 0);
-    const wk_colloq_message *tok = &ok->messages[wk_colloq_plan_message(ok, "Token", 5)];
+    const wk_colloq_message *tok = &ok->messages[wk_colloq_plan_message_find(ok, "Token", 5)];
     CHECK(tok->field_count == 3 && tok->optional_count == 1 && tok->bitmap_bytes == 1);
     CHECK(tok->fields[0].width == 4 && tok->fields[1].width == 0 && tok->fields[2].presence_bit == 0);
     CHECK(tok->max_payload == 65536 && tok->fixed_bytes == 5);
     CHECK(strlen(ok->identity) == 64);
-    CHECK(wk_colloq_message_field(tok, "text", 4) == 1 && wk_colloq_message_field(tok, "tex", 3) == -1);
-    CHECK(wk_colloq_plan_find(ok, 1, (uint32_t)wk_colloq_plan_message(ok, "Token", 5), 1) == 2);
-    CHECK(wk_colloq_plan_find(ok, 1, (uint32_t)wk_colloq_plan_message(ok, "Token", 5), 0) == WK_COLLOQ_NO_TRANSITION);
+    CHECK(wk_colloq_message_field_find(tok, "text", 4) == 1 && wk_colloq_message_field_find(tok, "tex", 3) == -1);
+    CHECK(wk_colloq_plan_transition_find(ok, 1, (uint32_t)wk_colloq_plan_message_find(ok, "Token", 5), 1) == 2);
+    CHECK(wk_colloq_plan_transition_find(ok, 1, (uint32_t)wk_colloq_plan_message_find(ok, "Token", 5), 0) == WK_COLLOQ_NO_TRANSITION);
     wk_colloq_plan_destroy(ok);
 
     expect_compile_error("{", WK_ERR_COLLOQ_JSON, "$", false);
@@ -410,9 +410,9 @@ static void test_binary_decoder(void)
     }
     /* bool 2 and 0xFF in a moe ExpertResult; sign extension of i8/i16/i32 */
     {
-        int32_t mi = wk_colloq_plan_message(moe, "ExpertResult", 12);
-        int32_t st = wk_colloq_plan_state(moe, "Gathering", 9);
-        uint32_t t = wk_colloq_plan_find(moe, (uint32_t)st, (uint32_t)mi, WK_COLLOQ_SENDER_TRANSCRIPT);
+        int32_t mi = wk_colloq_plan_message_find(moe, "ExpertResult", 12);
+        int32_t st = wk_colloq_plan_state_find(moe, "Gathering", 9);
+        uint32_t t = wk_colloq_plan_transition_find(moe, (uint32_t)st, (uint32_t)mi, WK_COLLOQ_SENDER_TRANSCRIPT);
         REQUIRE(t != WK_COLLOQ_NO_TRANSITION);
         /* bitmap(1): bias(bit 3) + load(bit 4); expert u16, ok bool, latency u32, bias i16, load i32 */
         uint8_t pl[] = {0x18, 0x01, 0x00, 0x01, 5, 0, 0, 0, 0x00, 0x80, 0xFF, 0xFF, 0xFF, 0xFF};
@@ -456,8 +456,8 @@ static void test_json_extremes(void)
     wk_colloq_decoder *d = wk_colloq_decoder_create(&(wk_colloq_decoder_params){moe, WK_COLLOQ_WIRE_COMPACT, NULL}, &err);
     REQUIRE(d != NULL);
     uint32_t R = 0; /* Idle/Request sorts first? find it */
-    R = wk_colloq_plan_find(moe, (uint32_t)wk_colloq_plan_state(moe, "Idle", 4),
-                            (uint32_t)wk_colloq_plan_message(moe, "Request", 7), WK_COLLOQ_SENDER_TRANSCRIPT);
+    R = wk_colloq_plan_transition_find(moe, (uint32_t)wk_colloq_plan_state_find(moe, "Idle", 4),
+                            (uint32_t)wk_colloq_plan_message_find(moe, "Request", 7), WK_COLLOQ_SENDER_TRANSCRIPT);
     char line[512];
 #define REQ(extra_fields) (snprintf(line, sizeof line, "{\"t\":%u,\"seq\":0,\"payload\":{\"tokens\":\"00\",\"top_k\":1," extra_fields "}}", R), line)
     CHECK(cdec(d, REQ("\"request_id\":18446744073709551615,\"deadline_us\":-9223372036854775808"), &f, &err) == WK_OK);
@@ -766,7 +766,7 @@ static void test_checker(void)
     wk_colloq_plan *p = compile_str(chat);
     REQUIRE(p != NULL);
     /* ids: S/Bye/a = 0, S/Say/a = 1, S/Say/b = 2 */
-    CHECK(p->transitions[0].message == (uint32_t)wk_colloq_plan_message(p, "Bye", 3));
+    CHECK(p->transitions[0].message == (uint32_t)wk_colloq_plan_message_find(p, "Bye", 3));
     CHECK(p->transitions[1].sender == 0 && p->transitions[2].sender == 1);
     wk_error err;
     wk_colloq_decoder *ref = wk_colloq_decoder_create(&(wk_colloq_decoder_params){p, WK_COLLOQ_WIRE_REFERENCE, NULL}, &err);
@@ -1244,7 +1244,7 @@ static void test_null_empty_values(void)
         CHECK(wk_colloq_frame_encode(ts, (wk_colloq_wire)w, &f, &o, &err) == WK_DONE);
     }
     wk_colloq_frame_init(&f, moe, 1, 1); /* moe transition 1: Dispatch with a bytes field */
-    const wk_colloq_message *m = wk_colloq_plan_transition_message(moe, 1);
+    const wk_colloq_message *m = wk_colloq_plan_transition_message_get(moe, 1);
     for (uint32_t i = 0; i < m->field_count; i++) {
         if (m->fields[i].optional) continue;
         f.fields[i].present = true;
@@ -1348,9 +1348,9 @@ int main(int argc, char **argv)
     ts = plan_file("token-stream.json");
     moe = plan_file("moe-router.json");
     if (!ts || !moe) return 1;
-    T_PROMPT = wk_colloq_plan_find(ts, 0, (uint32_t)wk_colloq_plan_message(ts, "Prompt", 6), WK_COLLOQ_SENDER_TRANSCRIPT);
-    T_END = wk_colloq_plan_find(ts, 1, (uint32_t)wk_colloq_plan_message(ts, "End", 3), WK_COLLOQ_SENDER_TRANSCRIPT);
-    T_TOKEN = wk_colloq_plan_find(ts, 1, (uint32_t)wk_colloq_plan_message(ts, "Token", 5), WK_COLLOQ_SENDER_TRANSCRIPT);
+    T_PROMPT = wk_colloq_plan_transition_find(ts, 0, (uint32_t)wk_colloq_plan_message_find(ts, "Prompt", 6), WK_COLLOQ_SENDER_TRANSCRIPT);
+    T_END = wk_colloq_plan_transition_find(ts, 1, (uint32_t)wk_colloq_plan_message_find(ts, "End", 3), WK_COLLOQ_SENDER_TRANSCRIPT);
+    T_TOKEN = wk_colloq_plan_transition_find(ts, 1, (uint32_t)wk_colloq_plan_message_find(ts, "Token", 5), WK_COLLOQ_SENDER_TRANSCRIPT);
     CHECK(T_PROMPT == 0 && T_END == 1 && T_TOKEN == 2);
     test_binary_decoder();
     test_json_extremes();

@@ -158,7 +158,7 @@ static void check_scenario(const char *name, const char *conv, const char *statu
         char *st = slurp(rel, NULL);
         REQUIRE(st != NULL);
         for (char *tok = strtok(st, "\n"); tok && ns < 64; tok = strtok(NULL, "\n"))
-            senders[ns++] = (uint32_t)wk_colloq_plan_role(plan, tok, strlen(tok));
+            senders[ns++] = (uint32_t)wk_colloq_plan_role_find(plan, tok, strlen(tok));
         free(st);
     }
     int want_status = atoi(live ? status_s + 5 : status_s);

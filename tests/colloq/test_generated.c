@@ -367,7 +367,7 @@ static void fixture_scenario(const char *name, const char *conv, const char *sta
         char *st = slurp(rel, NULL);
         REQUIRE(st != NULL);
         for (char *tok = strtok(st, "\n"); tok && ns < 64; tok = strtok(NULL, "\n"))
-            senders[ns++] = (uint32_t)wk_colloq_plan_role(plan, tok, strlen(tok));
+            senders[ns++] = (uint32_t)wk_colloq_plan_role_find(plan, tok, strlen(tok));
         free(st);
     }
     if (!wires || strstr(wires, "binary")) {
@@ -563,7 +563,7 @@ static int64_t rand_i(unsigned bits)
 static void rand_values(const wk_colloq_plan *plan, uint32_t t, uint64_t seq, wk_colloq_frame *f)
 {
     wk_colloq_frame_init(f, plan, t, seq);
-    const wk_colloq_message *m = wk_colloq_plan_transition_message(plan, t);
+    const wk_colloq_message *m = wk_colloq_plan_transition_message_get(plan, t);
     size_t used = 0;
     for (uint32_t k = 0; k < m->field_count; k++) {
         const wk_colloq_field *fd = &m->fields[k];
@@ -719,7 +719,7 @@ static void test_random(const gplan *gp, const wk_colloq_plan *plan, long count)
         uint32_t t = (uint32_t)(rnd() % plan->transition_count);
         uint64_t seq = rnd() % 3 ? rnd() % 2000 : rnd() % 4 ? rnd() >> (rnd() % 64) : UINT64_MAX;
         rand_values(plan, t, seq, &f);
-        const wk_colloq_message *m = wk_colloq_plan_transition_message(plan, t);
+        const wk_colloq_message *m = wk_colloq_plan_transition_message_get(plan, t);
         const wk_colloq_transition *tr = &plan->transitions[t];
         wk_error err;
         wk_out oa = {fa, sizeof fa, 0};
@@ -805,7 +805,7 @@ static void test_send(const gplan *gp, const wk_colloq_plan *plan, int walks)
             uint32_t t = cand[rnd() % nc];
             const wk_colloq_transition *tr = &plan->transitions[t];
             do rand_values(plan, t, sg.next_seq, &f);
-            while (wk_colloq_payload_size(plan, t, &f) > wk_colloq_plan_transition_message(plan, t)->max_payload);
+            while (wk_colloq_payload_size(plan, t, &f) > wk_colloq_plan_transition_message_get(plan, t)->max_payload);
             CHECK(gp->from(&f, &g, &err) == WK_OK);
             gp->set_seq(&g, rnd()); /* send writes the session's sequence number, not this */
             saved = gs;
@@ -1010,7 +1010,7 @@ static void test_per_message(const wk_colloq_plan *plan)
     CHECK(GAT_Options_HAS_oby == (1u << 12) && sizeof(((gat_Options *)0)->present) == 2); /* 13 optional: 2 bytes */
     CHECK(sizeof(((gat_Wide *)0)->present) == 8);                                        /* 34 optional: 5 bytes */
     for (uint32_t t = 0; t < plan->transition_count; t++) {
-        const char *mn = wk_colloq_plan_transition_message(plan, t)->name;
+        const char *mn = wk_colloq_plan_transition_message_get(plan, t)->name;
         if (!strcmp(mn, "Scalars")) per_message_Scalars(plan, t, 3000);
         else if (!strcmp(mn, "Options")) per_message_Options(plan, t, 3000);
         else if (!strcmp(mn, "Mixed")) per_message_Mixed(plan, t, 3000);

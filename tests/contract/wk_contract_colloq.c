@@ -37,7 +37,12 @@ static void c_destroy(void *obj, void *ctx)
 
 static wk_result c_step(void *obj, wk_in *in, wk_out *out, wk_error *err)
 {
-    return wk_colloq_reader_read(((wk_contract_colloq *)obj)->r, in, out, err);
+    wk_contract_colloq *m = obj;
+    if (m->sender_at &&
+        wk_colloq_reader_sender_set(m->r, m->sender_at(m, wk_colloq_reader_consumed_get(m->r)), err) !=
+            WK_OK)
+        return WK_ERROR;
+    return wk_colloq_reader_read(m->r, in, out, err);
 }
 
 static wk_result c_finish(void *obj, const wk_in *rest, wk_error *err)
@@ -49,20 +54,21 @@ static bool c_event(wk_contract *c, void *obj)
 {
     wk_contract_colloq *m = obj;
     const wk_colloq_plan *plan = m->params.plan;
-    const wk_colloq_frame *f = wk_colloq_reader_frame(m->r);
-    const wk_colloq_session *s = wk_colloq_reader_session(m->r);
+    const wk_colloq_frame *f = wk_colloq_reader_frame_get(m->r);
+    const wk_colloq_session *s = wk_colloq_reader_session_get(m->r);
     if (f->transition >= plan->transition_count)
         return wk_contract_fail(c, "frame %llu: transition %u outside the table",
                                 (unsigned long long)m->frames, (unsigned)f->transition);
     const wk_colloq_transition *t = &plan->transitions[f->transition];
-    if (f->seq != m->frames || s->next_seq != m->frames + 1 || s->state != t->to || s->failure)
+    const uint64_t seq = (m->params.session ? m->params.session->next_seq : 0) + m->frames;
+    if (f->seq != seq || s->next_seq != seq + 1 || s->state != t->to || s->failure)
         return wk_contract_fail(c, "frame %llu: seq %llu, session at seq %llu state %u (want %u)",
                                 (unsigned long long)m->frames, (unsigned long long)f->seq,
                                 (unsigned long long)s->next_seq, (unsigned)s->state, (unsigned)t->to);
-    if (wk_colloq_reader_consumed(m->r) != c->push_offset + c->push->pos)
+    if (wk_colloq_reader_consumed_get(m->r) != c->push_offset + c->push->pos)
         return wk_contract_fail(c, "frame %llu: consumed() %llu, the harness saw %llu",
                                 (unsigned long long)m->frames,
-                                (unsigned long long)wk_colloq_reader_consumed(m->r),
+                                (unsigned long long)wk_colloq_reader_consumed_get(m->r),
                                 (unsigned long long)(c->push_offset + c->push->pos));
     size_t n = 0;
     wk_error err;
@@ -89,7 +95,7 @@ static bool c_event(wk_contract *c, void *obj)
 static bool c_end(wk_contract *c, void *obj)
 {
     wk_contract_colloq *m = obj;
-    const wk_colloq_session *s = wk_colloq_reader_session(m->r);
+    const wk_colloq_session *s = wk_colloq_reader_session_get(m->r);
     m->end = *s;
     if (c->oc.verdict == WK_DONE && s->failure)
         return wk_contract_fail(c, "a clean end with the session failed (%s)",
@@ -97,7 +103,8 @@ static bool c_end(wk_contract *c, void *obj)
     if (c->oc.verdict == WK_ERROR) {
         const wk_error *e = &c->oc.error;
         if (!wk_colloq_code_is_failure(e->code) || e->code != s->failure ||
-            e->category != WK_CAT_PEER_PROTOCOL || s->failure_seq != m->frames)
+            e->category != WK_CAT_PEER_PROTOCOL ||
+            s->failure_seq != (m->params.session ? m->params.session->next_seq : 0) + m->frames)
             return wk_contract_fail(c, "the error %s is not the session's failure %s at seq %llu",
                                     wk_error_name(e->code), wk_error_name(s->failure),
                                     (unsigned long long)m->frames);

@@ -2,11 +2,12 @@
  * fuzz targets drive it with, the checks every event must pass, and the standard record.
  *
  * Checks, on every event: the frame's transition is in the table and leaves the state the session
- * was in, its seq is the number of frames accepted before it, the session moved to the
+ * was in, its seq is the number of frames accepted before it (counted from the next_seq of
+ * params.session when the reader continues one), the session moved to the
  * transition's target with the next sequence number, the reader's consumed() is the bytes the
  * harness saw consumed, and its trace line has the size wk_colloq_trace_frame_size gives. At the
  * end: a clean end leaves the session alive; an error is a PeerProtocol failure code (740-747)
- * that the session records, with failure_seq = the frames accepted.
+ * that the session records, with failure_seq = the frames accepted (from the same start).
  *
  * The record: each accepted frame by its transition, seq and trace line (so every value counts),
  * then the session's final state (state, next_seq, finished, failure, failure_seq). */
@@ -23,6 +24,10 @@ struct wk_contract_colloq {
     /* Called after the checks on every event (may be NULL): what a test adds, e.g. its own trace.
      * Return false (after wk_contract_fail) to fail. */
     bool (*on_event)(wk_contract *c, wk_contract_colloq *m);
+    /* Called before every step (may be NULL): the sender of the frame that starts at input offset
+     * `at` (wk_colloq_reader_consumed_get), set with wk_colloq_reader_sender_set; for streams whose
+     * frames come from more than one role (a fuzz target's live modes). */
+    uint32_t (*sender_at)(wk_contract_colloq *m, uint64_t at);
     void *user;
     /* The reader under test, valid during the callbacks (made at reset, destroyed after the run). */
     wk_colloq_reader *r;
