@@ -358,16 +358,13 @@ wk_code wk_eth_gossip_message_id(const uint8_t *data, size_t n, const char *topi
 /* ---------------------------------------------------------------------------------------------
  * (c) Req/resp ssz_snappy (spec 6)
  * ------------------------------------------------------------------------------------------- */
-#define WK_ETH_UVARINT_MAX_LEN 10
+#define WK_ETH_UVARINT_MAX_LEN 10 /* the length prefix: write it with wk_leb128_put (common.h) */
 
 /* Result codes (spec 6.2). */
 #define WK_ETH_RR_SUCCESS 0
 #define WK_ETH_RR_INVALID_REQUEST 1
 #define WK_ETH_RR_SERVER_ERROR 2
 #define WK_ETH_RR_RESOURCE_UNAVAILABLE 3
-
-/* Writes v as an unsigned protobuf varint (minimal); returns its length (1..10). */
-size_t wk_eth_uvarint_put(uint64_t v, uint8_t out[WK_ETH_UVARINT_MAX_LEN]);
 
 typedef struct wk_eth_rr_reader_params {
     bool request;          /* read one request payload then EOF (else: response chunks to EOF) */
