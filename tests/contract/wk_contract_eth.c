@@ -113,7 +113,7 @@ void wk_contract_eth_rr_setup(wk_contract_eth_rr *m, const wk_eth_rr_reader_para
 
 void wk_contract_eth_rr_cleanup(wk_contract_eth_rr *m)
 {
-    wk_eth_rr_reader_destroy(m->r);
+    if (!m->borrowed) wk_eth_rr_reader_destroy(m->r);
     m->r = NULL;
 }
 
@@ -122,8 +122,10 @@ static bool r_reset(void *obj, void *ctx)
     (void)ctx;
     wk_contract_eth_rr *m = obj;
     /* the reader has no reset: a fresh one per run (its memory is one framing decoder) */
-    wk_eth_rr_reader_destroy(m->r);
-    m->r = wk_eth_rr_reader_create(&m->params, NULL);
+    if (!m->borrowed) {
+        wk_eth_rr_reader_destroy(m->r);
+        m->r = wk_eth_rr_reader_create(&m->params, NULL);
+    }
     m->in_chunk = false;
     m->chunks = m->next_start = m->produced0 = 0;
     if (m->sink) m->sink->n = 0;

@@ -59,8 +59,11 @@ struct wk_contract_eth_rr {
     bool (*on_event)(wk_contract *c, wk_contract_eth_rr *m);
     bool (*on_end)(wk_contract *c, wk_contract_eth_rr *m);
     void *user;
-    /* The reader under test (created at the first reset), valid during the callbacks. */
+    /* The reader under test (created at every reset), valid during the callbacks. With
+     * `borrowed`, r is the caller's fresh reader (created with params, nothing read yet): one run
+     * uses it as it is, and cleanup leaves it to the caller. */
     wk_eth_rr_reader *r;
+    bool borrowed;
     /* The checks' state in one run. */
     bool in_chunk;
     uint64_t chunks, next_start, produced0;
