@@ -10,8 +10,10 @@
  *           [100,200000], [0,10485761], [139405,139405]), bits 3-5 push size (1 .. 65536),
  *           bits 6-7 output view (1, 7, 4096, 131072 bytes)
  *
- * Pass 1 reads the stream in pushes of the chosen size through views of the chosen size, pass 2
- * in one push with roomy views on a second reader. Checked on every step:
+ * The contract harness drives the reader through fuzz_drive() (fuzz/fuzz_drive.h) with the eth
+ * adapter (tests/contract/wk_contract_eth.h): pass 1 in pushes of the chosen size through views of
+ * the chosen size, pass 2 in one push, each on a fresh reader. Checked on every call (by the
+ * harness, the adapter and the event callback here):
  *   - out.pos never exceeds the view; NEED_OUTPUT only with a full view; NEED_INPUT only with the
  *     push consumed; wk_eth_rr_reader_consumed equals the bytes taken;
  *   - payload bytes are written only between CHUNK_BEGIN and CHUNK_END (END for a request); the
@@ -26,11 +28,10 @@
  *     offset inside the input, and are sticky (read and finish repeat them without moving);
  *   - finish: WK_OK or SSZSNAPPY_ERR_EARLY_EOF at offset = bytes pushed;
  *   - memory (counting allocator): all allocated by create, peak below 160 KiB, all freed.
- * The drivers (run and the reference) carry no coverage instrumentation: the library calls they
+ * The callbacks and the reference carry no coverage instrumentation: the library calls they
  * make carry the signal, and their per-byte loops were most of an execution's time.
- * The two passes agree on the event sequence (events with their chunk infos and each chunk's
- * payload bytes), the verdict (code and offset) and, when accepted, the bytes consumed (after an
- * error, how much of the failing element was taken depends on the pushes). Pass 2 is compared with
+ * The two passes agree on the event sequence (events with their chunk infos), the verdict (code and
+ * offset), and when accepted the bytes consumed and the payload bytes. Pass 2 is compared with
  * a reference reader written here from spec 6 (its own framing decoder and block validator,
  * libsnappy to decode valid blocks, a bitwise CRC-32C): same accept/reject verdict, and when
  * accepted the same chunks (result, context, length, payload bytes). */
@@ -42,7 +43,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "fuzz_check.h"
+#include "fuzz_drive.h"
 #include "eth_ref.h"
 
 #define MEM_MAX ((size_t)160 * 1024)
@@ -233,16 +234,6 @@ static ref_outcome ref_read(const uint8_t *w, size_t n, const wk_eth_rr_reader_p
 /* ---------------------------------------------------------------------------------------------
  * Our reader
  * ------------------------------------------------------------------------------------------- */
-typedef struct outcome {
-    wk_code code;      /* WK_OK or the error (read error or finish's verdict) */
-    uint64_t offset;
-    bool bounded;      /* stopped at the output bound: not compared */
-    uint64_t consumed;
-    uint64_t chunks;   /* completed chunks */
-    uint32_t events;   /* hash of the event sequence with chunk infos */
-    uint32_t record;   /* chunk_record over the completed chunks */
-} outcome;
-
 static bool rr_error_code(wk_code c)
 {
     switch (c) {
@@ -279,20 +270,6 @@ static void check_error(const wk_error *e, size_t n)
     CHECK(e->has_offset && e->offset <= n);
 }
 
-static void check_sticky(wk_eth_rr_reader *r, const wk_error *first)
-{
-    uint8_t b[4];
-    wk_out out = {b, sizeof b, 0};
-    static const uint8_t one[1] = {0};
-    wk_in in = {one, 1, 0};
-    wk_error e;
-    uint64_t c0 = wk_eth_rr_reader_consumed(r);
-    CHECK(rr_step(r, &in, &out, &e) == RR_ERROR);
-    CHECK(e.code == first->code && e.offset == first->offset && in.pos == 0 && out.pos == 0);
-    CHECK(rr_finish(r, &e) == first->code && e.code == first->code);
-    CHECK(wk_eth_rr_reader_consumed(r) == c0);
-}
-
 /* Length of the varint at p[0..n) (the prefix already accepted by the reader). */
 static size_t varint_len(const uint8_t *p, size_t n)
 {
@@ -301,134 +278,70 @@ static size_t varint_len(const uint8_t *p, size_t n)
     return k + 1;
 }
 
-NO_COVERAGE
-static outcome run(const wk_eth_rr_reader_params *o, const wk_eth_ssz_bounds *alt, const uint8_t *w, size_t n,
-                   size_t push, size_t cap, uint8_t *buf)
-{
-    outcome oc = {WK_OK, 0, false, 0, 0, 0, 0};
-    wk_alloc_counter ctr;
-    memset(&ctr, 0, sizeof ctr);
-    wk_allocator a = wk_counting_allocator(&ctr);
-    wk_error e;
-    wk_eth_rr_reader_params ra = *o;
-    ra.allocator = &a;
-    wk_eth_rr_reader *r = wk_eth_rr_reader_create(&ra, &e);
-    CHECK(r != NULL);
-    uint64_t count = ctr.count;
-    uint64_t bound = (uint64_t)cap * 8192;
-    if (bound > (uint64_t)16 << 20) bound = (uint64_t)16 << 20;
+/* What the event callback adds to the adapter's checks, per run of the harness. */
+typedef struct run_state {
+    const wk_eth_rr_reader_params *o;
+    const wk_eth_ssz_bounds *alt;
+    const uint8_t *w;
+    size_t n;
+    wk_contract_eth_sink sink; /* the current chunk's payload */
+    uint64_t lo, hi, chunks;
+    uint32_t record;
+} run_state;
 
-    bool in_chunk = false;
-    uint64_t chunk_bytes = 0, total_out = 0, events = 0, prev_end = 0, lo = 0, hi = 0;
-    uint32_t payload_hash = 0;
-    size_t pos = 0;
-    int ev = RR_NEED_INPUT;
-    bool stop = false;
-    for (;;) {
-        size_t take = n - pos < push ? n - pos : push;
-        wk_in in = {w + pos, take, 0};
-        for (;;) {
-            wk_out out = {buf, cap, 0};
-            size_t in0 = in.pos;
-            wk_error_clear(&e);
-            ev = rr_step(r, &in, &out, &e);
-            CHECK(out.pos <= cap && in.pos >= in0 && in.pos <= in.size);
-            oc.consumed += in.pos - in0;
-            if (out.pos) CHECK(in_chunk && ev != WK_ETH_RR_CHUNK_BEGIN);
-            chunk_bytes += out.pos;
-            total_out += out.pos;
-            payload_hash = hash(payload_hash, buf, out.pos);
-            if (ev == RR_ERROR) {
-                check_error(&e, n);
-                check_sticky(r, &e);
-                oc.code = e.code;
-                oc.offset = e.offset;
-                stop = true;
-                break;
-            }
-            CHECK(wk_eth_rr_reader_consumed(r) == oc.consumed);
-            const wk_eth_rr_chunk *c = wk_eth_rr_reader_chunk(r);
-            if (in_chunk) CHECK(c->produced == chunk_bytes);
-            if (ev == RR_NEED_OUTPUT) {
-                CHECK(out.pos == cap);
-                if (total_out > bound) {
-                    oc.bounded = true;
-                    stop = true;
-                    break;
-                }
-                continue;
-            }
-            if (ev == RR_NEED_INPUT) {
-                CHECK(in.pos == in.size);
-                break;
-            }
-            CHECK(++events <= 2 * (uint64_t)n + 4); /* every chunk takes at least one byte */
-            uint8_t rec[3] = {(uint8_t)ev, 0, 0};
-            if (ev == WK_ETH_RR_CHUNK_BEGIN) {
-                CHECK(!in_chunk);
-                in_chunk = true;
-                chunk_bytes = 0;
-                payload_hash = 0;
-                CHECK(c->index == oc.chunks && !c->length_known && c->produced == 0);
-                CHECK(c->start_offset == prev_end);
-                if (o->max_chunks) CHECK(c->index < o->max_chunks);
-                bool error_chunk = !o->request && c->result != WK_ETH_RR_SUCCESS;
-                if (o->request) CHECK(c->result == 0);
-                CHECK(c->reserved_result == (c->result >= 4 && c->result <= 127));
-                CHECK(c->has_context == (!o->request && o->context_bytes && !error_chunk));
-                if (alt) wk_eth_rr_reader_set_bounds(r, alt);
-                effective(alt ? alt : &o->bounds, error_chunk, &lo, &hi);
-                rec[1] = c->result;
-                rec[2] = c->has_context;
-                oc.events = hash(oc.events, rec, sizeof rec);
-                if (c->has_context) oc.events = hash(oc.events, c->context, WK_ETH_RR_CONTEXT_LEN);
-                continue;
-            }
-            if (ev == WK_ETH_RR_END && !in_chunk) {
-                /* an empty request: nothing was read */
-                CHECK(o->request && o->empty_request && oc.consumed == 0 && oc.chunks == 0);
-                oc.events = hash(oc.events, rec, sizeof rec);
-                continue;
-            }
-            CHECK(ev == (o->request ? WK_ETH_RR_END : WK_ETH_RR_CHUNK_END));
-            CHECK(in_chunk);
-            in_chunk = false;
-            CHECK(c->length_known && c->produced == c->length && chunk_bytes == c->length);
-            CHECK(c->length >= lo && c->length <= hi);
-            /* the budget: framed bytes after the prefix */
-            uint64_t head = c->start_offset + (o->request ? 0 : 1) + (c->has_context ? 4 : 0);
-            CHECK(head < oc.consumed);
-            uint64_t payload_start = head + varint_len(w + head, n - (size_t)head);
-            CHECK(payload_start <= oc.consumed);
-            CHECK(oc.consumed - payload_start <= max_compressed_len(c->length));
-            if (c->length == 0) CHECK(oc.consumed == payload_start);
-            prev_end = oc.consumed;
-            oc.chunks++;
-            oc.record = chunk_record(oc.record, c->result, c->has_context, c->context, c->length,
-                                     payload_hash);
-            oc.events = hash(oc.events, rec, sizeof rec);
-        }
-        pos += in.pos;
-        if (stop || pos == n) break;
+static void run_start(run_state *x)
+{
+    x->sink.n = 0;
+    x->lo = x->hi = x->chunks = 0;
+    x->record = 0;
+}
+
+NO_COVERAGE
+static bool on_event(wk_contract *c, wk_contract_eth_rr *m)
+{
+    run_state *x = m->user;
+    if (c->oc.events == 1) run_start(x); /* the first event of a run */
+    const wk_eth_rr_reader_params *o = x->o;
+    wk_eth_rr_event ev = wk_eth_rr_reader_event(m->r);
+    const wk_eth_rr_chunk *k = wk_eth_rr_reader_chunk(m->r);
+    if (ev == WK_ETH_RR_CHUNK_BEGIN) {
+        bool error_chunk = !o->request && k->result != WK_ETH_RR_SUCCESS;
+        if (o->request) CHECK(k->result == 0);
+        CHECK(k->produced == 0 && x->sink.n == 0);
+        effective(x->alt ? x->alt : &o->bounds, error_chunk, &x->lo, &x->hi);
+        return true;
     }
-    if (!stop) {
-        CHECK(pos == n && oc.consumed == n);
-        wk_code f = rr_finish(r, &e);
-        if (f != WK_OK) {
-            CHECK(f == WK_ERR_SSZSNAPPY_EARLY_EOF && e.code == f);
-            check_error(&e, n);
-            CHECK(e.offset == n);
-            oc.offset = e.offset;
-            CHECK(rr_finish(r, &e) == f); /* sticky */
-        } else {
-            CHECK(!in_chunk);
-        }
-        oc.code = f;
+    if (ev == WK_ETH_RR_END && o->empty_request && k->index == 0 && x->chunks == 0 &&
+        c->oc.consumed == 0)
+        return true; /* an empty request: nothing was read */
+    CHECK(k->length >= x->lo && k->length <= x->hi && x->sink.n == k->length);
+    /* the budget: framed bytes after the prefix */
+    uint64_t consumed = c->oc.consumed;
+    uint64_t head = k->start_offset + (o->request ? 0 : 1) + (k->has_context ? 4 : 0);
+    CHECK(head < consumed);
+    uint64_t payload_start = head + varint_len(x->w + head, x->n - (size_t)head);
+    CHECK(payload_start <= consumed);
+    CHECK(consumed - payload_start <= max_compressed_len(k->length));
+    if (k->length == 0) CHECK(consumed == payload_start);
+    x->chunks++;
+    x->record = chunk_record(x->record, k->result, k->has_context, k->context, k->length,
+                             hash(0, x->sink.p, x->sink.n));
+    x->sink.n = 0;
+    return true;
+}
+
+NO_COVERAGE
+static bool on_end(wk_contract *c, wk_contract_eth_rr *m)
+{
+    run_state *x = m->user;
+    if (c->oc.events == 0) run_start(x);
+    if (c->oc.verdict == WK_ERROR) {
+        check_error(&c->oc.error, x->n);
+        if (c->oc.error.code == WK_ERR_SSZSNAPPY_EARLY_EOF) CHECK(c->oc.error.offset == x->n);
+    } else {
+        CHECK(c->oc.consumed == x->n);
     }
-    CHECK(ctr.count == count && ctr.peak < MEM_MAX);
-    wk_eth_rr_reader_destroy(r);
-    CHECK(ctr.current == 0);
-    return oc;
+    return true;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -449,23 +362,43 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const uint8_t *w = data + 2;
     size_t n = size - 2;
 
-    static uint8_t *buf, *tmp;
-    if (!buf) {
-        buf = malloc(BIG_VIEW);
+    static uint8_t *tmp;
+    static wk_alloc_counter ctr;
+    if (!tmp) {
         tmp = malloc(MAX_DATA);
-        CHECK(buf && tmp);
+        CHECK(tmp);
     }
-    outcome o1 = run(&o, alt, w, n, push, cap, buf);
-    outcome o2 = run(&o, alt, w, n, n ? n : 1, BIG_VIEW, buf);
-    CHECK(!o2.bounded);
-    if (!o1.bounded) {
-        /* after an error, how much of the failing chunk was taken depends on the pushes */
-        CHECK(o1.code == o2.code && o1.offset == o2.offset);
-        if (o1.code == WK_OK) CHECK(o1.consumed == o2.consumed);
-        CHECK(o1.events == o2.events && o1.chunks == o2.chunks && o1.record == o2.record);
-    }
+    /* memory (counting allocator): everything allocated by create, peak below 160 KiB, all freed */
+    memset(&ctr, 0, sizeof ctr);
+    wk_allocator a = wk_counting_allocator(&ctr);
+    o.allocator = &a;
+    wk_error e;
+    wk_eth_rr_reader *probe = wk_eth_rr_reader_create(&o, &e);
+    CHECK(probe != NULL);
+    wk_eth_rr_reader_destroy(probe);
+    uint64_t per_create = ctr.count;
+
+    /* through the contract harness (fuzz_drive.h): pushes and views as chosen, and whole */
+    run_state x;
+    memset(&x, 0, sizeof x);
+    x.o = &o;
+    x.alt = alt;
+    x.w = w;
+    x.n = n;
+    wk_contract_eth_rr m;
+    wk_contract_eth_rr_setup(&m, &o);
+    m.begin_bounds = alt;
+    m.sink = &x.sink;
+    m.on_event = on_event;
+    m.on_end = on_end;
+    m.user = &x;
+    wk_contract_outcome whole = fuzz_drive(&wk_contract_eth_rr_ops, &m, NULL, w, n, push, cap);
+    wk_contract_eth_rr_cleanup(&m);
+    free(x.sink.p);
+    CHECK(ctr.count == 3 * per_create && ctr.peak < MEM_MAX && ctr.current == 0);
+
     ref_outcome ref = ref_read(w, n, &o, alt, tmp);
-    CHECK(ref.ok == (o2.code == WK_OK));
-    if (ref.ok) CHECK(ref.chunks == o2.chunks && ref.record == o2.record);
+    CHECK(ref.ok == (whole.verdict == WK_DONE));
+    if (ref.ok) CHECK(ref.chunks == x.chunks && ref.record == x.record);
     return 0;
 }

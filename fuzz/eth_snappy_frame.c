@@ -10,8 +10,11 @@
  *           bits 6-7  round trip: the plaintext is the stream bytes repeated 1, 1, 3 or 40 times
  *                     (so that pieces of 65536 bytes and more occur)
  *
- * Decoder, checked on every step of pass 1 (small pushes, small views):
- *   - out.pos never exceeds the view, views and inputs only move forward;
+ * Decoder: driven by the contract harness through fuzz_drive() (fuzz/fuzz_drive.h) with the eth
+ * adapter (tests/contract/wk_contract_eth.h), pass 1 in the chosen pushes and views, pass 2
+ * whole; checked on every call of both passes:
+ *   - out.pos never exceeds the view, views and inputs only move forward, no byte of the view
+ *     past out->pos is written (a chunk with a bad checksum included);
  *   - NEED_OUTPUT only with a full view; NEED_INPUT only with the push consumed; DONE only with
  *     an output limit, exactly when the output equals it; after DONE nothing more is consumed or
  *     written and finish is WK_OK;
@@ -22,14 +25,14 @@
  *   - finish: WK_OK, or FRAME_ERR_TRUNCATED with offset = bytes pushed;
  *   - memory (counting allocator): everything is allocated by create (no allocation in a decode
  *     step or a reset), peak below 160 KiB.
- * Pass 2 runs the same decoder after wk_eth_snappy_frame_decoder_reset (limits kept) in one push with
- * roomy views: same verdict and error offset, and when accepted the same bytes and consumed
- * count. Pass 2 is compared with a small reference decoder written here from spec 1 and 2 (its
+ * Pass 2 runs the same decoder after wk_eth_snappy_frame_decoder_reset (limits kept) in one push:
+ * the same outcome (verdict, error code and offset, and when accepted the same bytes and
+ * consumed count). Pass 2 is compared with a small reference decoder written here from spec 1 and 2 (its
  * own block validator, libsnappy to decode valid blocks, a bitwise CRC-32C): same accept/reject
  * verdict, and when accepted the same bytes, consumed count and DONE.
  * The decoders and the encoder are created once and reset for every input (what a previous input
  * set with the limit setters is set again), so every input also tests reset. The drivers below
- * (run, encode_plan, check_encoded, the reference) carry no coverage instrumentation: the library
+ * (encode_plan, check_encoded, the reference) carry no coverage instrumentation: the library
  * calls they make carry the signal, and their per-byte loops were most of an execution's time.
  *
  * Encoder round trip (plaintext from the stream bytes, see byte 1): a PRNG seeded by the input
@@ -49,9 +52,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
-#include "fuzz_check.h"
+#include "fuzz_drive.h"
 #include "eth_ref.h"
 
 #define MEM_MAX ((size_t)160 * 1024)
@@ -69,9 +71,12 @@ static const uint64_t out_limits[16] = {0, 1, 2, 7, 8, 38, 60, 100, 1000, 4096, 
 static const uint32_t skip_limits[4] = {0, 0, 8, 16777215}; /* [0] = leave the default */
 static const size_t repeats[4] = {1, 1, 3, 40};
 
-static uint64_t hash(uint64_t h, const uint8_t *p, size_t n)
+/* The output hash of the contract harness (its outcome's `output`), so the reference's bytes
+ * compare with what the harness saw. */
+static uint64_t hash(wk_contract_hash *h, const uint8_t *p, size_t n)
 {
-    return crc32((uLong)h, p, (uInt)n);
+    wk_contract_hash_add(h, p, n);
+    return h->h;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -89,6 +94,9 @@ static ref_outcome ref_decode(const uint8_t *w, size_t n, bool limited, uint64_t
                               uint32_t max_skip, uint8_t *tmp)
 {
     ref_outcome o = {false, false, 0, 0, 0};
+    wk_contract_hash h;
+    wk_contract_hash_init(&h);
+    o.hash = h.h;
     size_t pos = 0;
     bool seen_id = false;
     for (;;) {
@@ -131,7 +139,7 @@ static ref_outcome ref_decode(const uint8_t *w, size_t n, bool limited, uint64_t
             if (ref_mask(ref_crc32c(piece, plen)) != le(body, 4)) return o;
             if (limited && o.produced + plen > limit) return o;
             o.produced += plen;
-            o.hash = hash(o.hash, piece, plen);
+            o.hash = hash(&h, piece, plen);
         } else if (type <= 0x7f) {
             return o;
         } else if (len > max_skip) {
@@ -146,14 +154,6 @@ static ref_outcome ref_decode(const uint8_t *w, size_t n, bool limited, uint64_t
 /* ---------------------------------------------------------------------------------------------
  * Our decoder
  * ------------------------------------------------------------------------------------------- */
-typedef struct outcome {
-    wk_code code;     /* WK_OK (accepted), or the error (decode error or finish's verdict) */
-    uint64_t offset;  /* the error's offset */
-    bool done;        /* DONE: the output limit was reached */
-    bool bounded;     /* stopped at the output bound: not compared */
-    uint64_t produced, consumed, hash;
-} outcome;
-
 static bool frame_error_code(wk_code c, bool limited)
 {
     switch (c) {
@@ -183,95 +183,6 @@ static void check_error(const wk_error *err, bool limited, size_t n)
     CHECK(frame_error_code(err->code, limited));
     CHECK(err->category == WK_CAT_PEER_PROTOCOL);
     CHECK(err->has_offset && err->offset <= n);
-}
-
-static void check_sticky(wk_eth_snappy_frame_decoder *d, const wk_error *first)
-{
-    uint8_t b[4];
-    wk_out out = {b, sizeof b, 0};
-    static const uint8_t one[1] = {0xff};
-    wk_in in = {one, 1, 0};
-    wk_error err;
-    uint64_t c0 = wk_eth_snappy_frame_decoder_consumed(d), p0 = wk_eth_snappy_frame_decoder_produced(d);
-    CHECK(wk_eth_snappy_frame_decode(d, &in, &out, &err) == WK_ERROR);
-    CHECK(err.code == first->code && err.offset == first->offset && in.pos == 0 && out.pos == 0);
-    CHECK(frame_finish(d, &err) == first->code && err.code == first->code);
-    CHECK(wk_eth_snappy_frame_decoder_consumed(d) == c0 && wk_eth_snappy_frame_decoder_produced(d) == p0);
-}
-
-/* Decodes wire[0..n) in pushes of `push` bytes through views of `cap` bytes. */
-NO_COVERAGE
-static outcome run(wk_eth_snappy_frame_decoder *d, const uint8_t *wire, size_t n, size_t push,
-                   size_t cap, bool limited, uint64_t limit, uint8_t *buf)
-{
-    outcome oc = {WK_OK, 0, false, false, 0, 0, 0};
-    uint64_t bound = (uint64_t)cap * 8192;
-    if (bound > (uint64_t)16 << 20) bound = (uint64_t)16 << 20;
-    size_t pos = 0;
-    wk_error err;
-    wk_result r = WK_NEED_INPUT;
-    for (;;) {
-        size_t take = n - pos < push ? n - pos : push;
-        wk_in in = {wire + pos, take, 0};
-        for (;;) {
-            wk_out out = {buf, cap, 0};
-            size_t in0 = in.pos;
-            wk_error_clear(&err);
-            r = wk_eth_snappy_frame_decode(d, &in, &out, &err);
-            CHECK(out.pos <= cap && in.pos >= in0 && in.pos <= in.size);
-            oc.produced += out.pos;
-            oc.consumed += in.pos - in0;
-            oc.hash = hash(oc.hash, buf, out.pos);
-            CHECK(wk_eth_snappy_frame_decoder_produced(d) == oc.produced);
-            if (limited) CHECK(oc.produced <= limit);
-            if (r == WK_ERROR) {
-                check_error(&err, limited, n);
-                check_sticky(d, &err);
-                oc.code = err.code;
-                oc.offset = err.offset;
-                return oc;
-            }
-            CHECK(wk_eth_snappy_frame_decoder_consumed(d) == oc.consumed);
-            if (r == WK_NEED_OUTPUT) {
-                CHECK(out.pos == cap);
-                if (oc.produced > bound) {
-                    oc.bounded = true;
-                    return oc;
-                }
-                continue;
-            }
-            if (r == WK_NEED_INPUT) {
-                CHECK(in.pos == in.size);
-                break;
-            }
-            CHECK(r == WK_DONE);
-            CHECK(limited && oc.produced == limit);
-            break;
-        }
-        pos += in.pos;
-        if (r == WK_DONE || pos == n) break;
-    }
-    if (r == WK_DONE) {
-        /* complete: nothing more is taken, also not on a later call */
-        oc.done = true;
-        wk_in in = {wire + pos, n - pos, 0};
-        wk_out out = {buf, cap, 0};
-        CHECK(wk_eth_snappy_frame_decode(d, &in, &out, &err) == WK_DONE);
-        CHECK(in.pos == 0 && out.pos == 0);
-        CHECK(wk_eth_snappy_frame_decoder_consumed(d) == oc.consumed);
-        CHECK(frame_finish(d, &err) == WK_OK);
-        return oc;
-    }
-    CHECK(pos == n);
-    wk_code c = frame_finish(d, &err);
-    if (c != WK_OK) {
-        CHECK(c == WK_ERR_FRAME_TRUNCATED && err.code == c);
-        check_error(&err, limited, n);
-        CHECK(err.offset == n);
-        oc.offset = err.offset;
-    }
-    oc.code = c;
-    return oc;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -545,33 +456,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wk_eth_snappy_frame_decoder_set_output_limit(d, limit);
     CHECK(wk_eth_snappy_frame_decoder_produced(d) == 0 && wk_eth_snappy_frame_decoder_consumed(d) == 0);
 
-    static uint8_t *buf;
-    if (!buf) {
-        buf = malloc(BIG_VIEW);
-        CHECK(buf);
-    }
-    outcome o1 = run(d, wire, n, push, cap, limited, limit, buf);
-    wk_eth_snappy_frame_decoder_reset(d);
-    CHECK(wk_eth_snappy_frame_decoder_produced(d) == 0 && wk_eth_snappy_frame_decoder_consumed(d) == 0);
-    outcome o2 = run(d, wire, n, n ? n : 1, BIG_VIEW, limited, limit, buf);
+    /* through the contract harness (fuzz_drive.h): pushes and views as chosen, and whole; every
+     * call checked (views, progress, sticky errors, nothing past out->pos), both runs the same */
+    wk_contract_eth_frame fr;
+    wk_contract_eth_frame_setup(&fr, NULL);
+    fr.d = d;
+    fr.keep_settings = true;
+    fr.output_limit = limit;
+    wk_contract_outcome w = fuzz_drive(&wk_contract_eth_frame_ops, &fr, NULL, wire, n, push, cap);
     CHECK(dec_ctr.count == dec_count && dec_ctr.peak < MEM_MAX);
-
-    /* splitting the input or the output differently changes nothing */
-    CHECK(!o2.bounded); /* 16 MiB: far above what the longest seed can decode to */
-    if (!o1.bounded) {
-        CHECK(o1.code == o2.code && o1.done == o2.done);
-        if (o1.code != WK_OK) {
-            CHECK(o1.offset == o2.offset);
-        } else {
-            CHECK(o1.produced == o2.produced && o1.hash == o2.hash && o1.consumed == o2.consumed);
-        }
+    if (limited) CHECK(w.produced <= limit);
+    if (w.verdict == WK_ERROR) {
+        check_error(&w.error, limited, n);
+        if (w.error.code == WK_ERR_FRAME_TRUNCATED) CHECK(w.error.offset == n); /* at _finish */
+    }
+    if (w.done_by_step) {
+        /* complete: nothing more is taken, also not on a later call */
+        static uint8_t b[16];
+        wk_in in = {wire + w.consumed, n - w.consumed, 0};
+        wk_out out = {b, sizeof b, 0};
+        wk_error err;
+        CHECK(wk_eth_snappy_frame_decode(d, &in, &out, &err) == WK_DONE);
+        CHECK(in.pos == 0 && out.pos == 0 && wk_eth_snappy_frame_decoder_consumed(d) == w.consumed);
+        CHECK(frame_finish(d, &err) == WK_OK);
     }
     /* and the reference agrees */
     ref_outcome ref = ref_decode(wire, n, limited, limit, max_skip, tmp_buf);
-    CHECK(ref.ok == (o2.code == WK_OK));
+    CHECK(ref.ok == (w.verdict == WK_DONE));
     if (ref.ok) {
-        CHECK(ref.done == o2.done && ref.consumed == o2.consumed);
-        CHECK(ref.produced == o2.produced && ref.hash == o2.hash);
+        CHECK(ref.done == w.done_by_step && ref.consumed == w.consumed);
+        CHECK(ref.produced == w.produced && ref.hash == w.output.h);
     }
 
     round_trip(wire, n, rep, (uint64_t)data[0] << 8 ^ data[1] ^ (uint64_t)n << 16);

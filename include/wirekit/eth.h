@@ -157,9 +157,9 @@ void wk_eth_snappy_frame_decoder_set_output_limit(wk_eth_snappy_frame_decoder *d
  * WK_NEED_INPUT (all input consumed, nothing pending), WK_NEED_OUTPUT (out is full and decoded
  * bytes are pending), WK_DONE (output limit reached, see above; nothing more is consumed) or
  * WK_ERROR (sticky: every later call and _finish report it again unchanged, until reset). A
- * chunk's bytes are emitted only after its checksum has been verified (out->pos moves only then; a
- * chunk may be decoded in place first, so on WK_ERROR the bytes of out->dst past out->pos may have
- * been overwritten). Errors: FRAME_ERR_*, SNAPPY_ERR_* from a compressed chunk's block,
+ * chunk's bytes are written only after its checksum has been verified (a compressed chunk is
+ * decoded into the decoder's own buffer first), so no call writes past the out->pos it returns,
+ * not even on WK_ERROR. Errors: FRAME_ERR_*, SNAPPY_ERR_* from a compressed chunk's block,
  * SSZSNAPPY_ERR_EXCESS_DATA. Offsets count from the first byte pushed: FRAME_ERR_* and EXCESS_DATA
  * point at the chunk header, SNAPPY_ERR_* at the failing element. Allocates nothing. */
 wk_result wk_eth_snappy_frame_decode(wk_eth_snappy_frame_decoder *d, wk_in *in, wk_out *out,
@@ -358,16 +358,13 @@ wk_code wk_eth_gossip_message_id(const uint8_t *data, size_t n, const char *topi
 /* ---------------------------------------------------------------------------------------------
  * (c) Req/resp ssz_snappy (spec 6)
  * ------------------------------------------------------------------------------------------- */
-#define WK_ETH_UVARINT_MAX_LEN 10
+#define WK_ETH_UVARINT_MAX_LEN 10 /* the length prefix: write it with wk_leb128_put (common.h) */
 
 /* Result codes (spec 6.2). */
 #define WK_ETH_RR_SUCCESS 0
 #define WK_ETH_RR_INVALID_REQUEST 1
 #define WK_ETH_RR_SERVER_ERROR 2
 #define WK_ETH_RR_RESOURCE_UNAVAILABLE 3
-
-/* Writes v as an unsigned protobuf varint (minimal); returns its length (1..10). */
-size_t wk_eth_uvarint_put(uint64_t v, uint8_t out[WK_ETH_UVARINT_MAX_LEN]);
 
 typedef struct wk_eth_rr_reader_params {
     bool request;          /* read one request payload then EOF (else: response chunks to EOF) */

@@ -17,17 +17,6 @@
 /* max_compressed_len(n) = 32 + n + n / 6 (spec 6.4): bytes allowed after the prefix. */
 static uint64_t rr_budget(uint64_t n) { return 32 + n + n / 6; }
 
-size_t wk_eth_uvarint_put(uint64_t v, uint8_t out[WK_ETH_UVARINT_MAX_LEN])
-{
-    size_t k = 0;
-    while (v >= 0x80) {
-        out[k++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    out[k++] = (uint8_t)v;
-    return k;
-}
-
 /* ---------------------------------------------------------------------------------------------
  * Reader
  * ------------------------------------------------------------------------------------------- */
@@ -435,7 +424,7 @@ wk_result wk_eth_rr_encode(int result, const uint8_t *context, const uint8_t *ss
             pos += WK_ETH_RR_CONTEXT_LEN;
         }
     }
-    pos += wk_eth_uvarint_put(n, dst + pos);
+    pos += wk_leb128_put(dst + pos, n);
     if (n) {
         wk_out fo = {dst + pos, dst_cap - pos, 0};
         if (wk_eth_snappy_frame_encode_all(ssz, n, &fo, err) != WK_DONE) return WK_ERROR;

@@ -1,7 +1,23 @@
 /* The contract harness's adapter for eth's streaming objects: see wk_contract_eth.h. */
 #include "wk_contract_eth.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+static bool sink_put(wk_contract_eth_sink *s, const uint8_t *p, size_t n)
+{
+    if (!s || !n) return true;
+    if (s->n + n > s->cap) {
+        size_t cap = (s->n + n) * 2 + 64;
+        uint8_t *q = realloc(s->p, cap);
+        if (!q) return false;
+        s->p = q;
+        s->cap = cap;
+    }
+    memcpy(s->p + s->n, p, n);
+    s->n += n;
+    return true;
+}
 
 /* ---------------------------------------------------------------------------------------------
  * Framing decoder
@@ -23,6 +39,11 @@ static bool f_reset(void *obj, void *ctx)
 {
     (void)ctx;
     wk_contract_eth_frame *f = obj;
+    if (f->sink) f->sink->n = 0;
+    if (f->keep_settings) {
+        wk_eth_snappy_frame_decoder_reset(f->d);
+        return f->d && wk_eth_snappy_frame_decoder_consumed(f->d) == 0;
+    }
     if (!f->d) {
         wk_eth_snappy_frame_params p = {f->allocator};
         f->d = wk_eth_snappy_frame_decoder_create(&p, NULL);
@@ -38,7 +59,12 @@ static bool f_reset(void *obj, void *ctx)
 
 static wk_result f_step(void *obj, wk_in *in, wk_out *out, wk_error *err)
 {
-    return wk_eth_snappy_frame_decode(((wk_contract_eth_frame *)obj)->d, in, out, err);
+    wk_contract_eth_frame *f = obj;
+    size_t p0 = out ? out->pos : 0;
+    wk_result r = wk_eth_snappy_frame_decode(f->d, in, out, err);
+    if (f->sink && out && out->pos > p0 && !sink_put(f->sink, out->dst + p0, out->pos - p0))
+        abort();
+    return r;
 }
 
 static wk_result f_finish(void *obj, const wk_in *rest, wk_error *err)
@@ -87,7 +113,7 @@ void wk_contract_eth_rr_setup(wk_contract_eth_rr *m, const wk_eth_rr_reader_para
 
 void wk_contract_eth_rr_cleanup(wk_contract_eth_rr *m)
 {
-    wk_eth_rr_reader_destroy(m->r);
+    if (!m->borrowed) wk_eth_rr_reader_destroy(m->r);
     m->r = NULL;
 }
 
@@ -96,17 +122,25 @@ static bool r_reset(void *obj, void *ctx)
     (void)ctx;
     wk_contract_eth_rr *m = obj;
     /* the reader has no reset: a fresh one per run (its memory is one framing decoder) */
-    wk_eth_rr_reader_destroy(m->r);
-    m->r = wk_eth_rr_reader_create(&m->params, NULL);
+    if (!m->borrowed) {
+        wk_eth_rr_reader_destroy(m->r);
+        m->r = wk_eth_rr_reader_create(&m->params, NULL);
+    }
     m->in_chunk = false;
     m->chunks = m->next_start = m->produced0 = 0;
+    if (m->sink) m->sink->n = 0;
     return m->r && wk_eth_rr_reader_consumed(m->r) == 0 &&
            wk_eth_rr_reader_event(m->r) == WK_ETH_RR_EVENT_NONE;
 }
 
 static wk_result r_step(void *obj, wk_in *in, wk_out *out, wk_error *err)
 {
-    return wk_eth_rr_reader_read(((wk_contract_eth_rr *)obj)->r, in, out, err);
+    wk_contract_eth_rr *m = obj;
+    size_t p0 = out ? out->pos : 0;
+    wk_result r = wk_eth_rr_reader_read(m->r, in, out, err);
+    if (m->sink && out && out->pos > p0 && !sink_put(m->sink, out->dst + p0, out->pos - p0))
+        abort();
+    return r;
 }
 
 static wk_result r_finish(void *obj, const wk_in *rest, wk_error *err)

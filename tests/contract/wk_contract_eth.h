@@ -22,12 +22,24 @@
 #include "wk_contract.h"
 #include <wirekit/eth.h>
 
+/* Where an adapter copies the bytes its object writes (optional: tests that compare the output
+ * byte for byte). p is malloc'd; the caller frees it. */
+typedef struct wk_contract_eth_sink {
+    uint8_t *p;
+    size_t n, cap;
+} wk_contract_eth_sink;
+
 typedef struct wk_contract_eth_frame {
     /* Set by the caller before a run. */
     const wk_allocator *allocator;
     uint64_t output_limit;   /* UINT64_MAX = none */
     uint32_t max_skippable;  /* 0 = the default */
     bool has_max_skippable;
+    /* keep_settings: d was created and configured by the caller (limit, max_skippable, allocator);
+     * reset only resets it (output_limit must still say its limit, for the DONE check), and
+     * cleanup is the caller's (wk_eth_snappy_frame_decoder_destroy). */
+    bool keep_settings;
+    wk_contract_eth_sink *sink; /* NULL: the output is only hashed */
     /* The decoder under test (created at the first reset). */
     wk_eth_snappy_frame_decoder *d;
     uint64_t produced; /* the harness's count, for the check */
@@ -42,12 +54,16 @@ struct wk_contract_eth_rr {
     /* Set by the caller before a run. */
     wk_eth_rr_reader_params params;
     const wk_eth_ssz_bounds *begin_bounds; /* set at every CHUNK_BEGIN when non-NULL */
+    wk_contract_eth_sink *sink;            /* NULL: the payload bytes are only hashed */
     /* Called after the checks on every event and at the end (each may be NULL). */
     bool (*on_event)(wk_contract *c, wk_contract_eth_rr *m);
     bool (*on_end)(wk_contract *c, wk_contract_eth_rr *m);
     void *user;
-    /* The reader under test (created at the first reset), valid during the callbacks. */
+    /* The reader under test (created at every reset), valid during the callbacks. With
+     * `borrowed`, r is the caller's fresh reader (created with params, nothing read yet): one run
+     * uses it as it is, and cleanup leaves it to the caller. */
     wk_eth_rr_reader *r;
+    bool borrowed;
     /* The checks' state in one run. */
     bool in_chunk;
     uint64_t chunks, next_start, produced0;

@@ -7,6 +7,7 @@
 #include "wk_test.h"
 #include <wirekit/eth.h>
 #include "contract/wk_contract_alloc.h"
+#include "contract/wk_contract_eth.h"
 
 static uint8_t plain[200000];
 static uint8_t framed[220000];
@@ -23,15 +24,20 @@ static wk_code s_frame_decoder(void *ctx, const wk_allocator *a, wk_error *err)
     wk_eth_snappy_frame_params p = {a};
     wk_eth_snappy_frame_decoder *d = wk_eth_snappy_frame_decoder_create(&p, err);
     if (!d) return err->code;
-    static uint8_t out[sizeof plain];
+    /* two runs through the harness (the decoder reset between them), one push, roomy views */
+    wk_contract_eth_frame f;
+    wk_contract_eth_frame_setup(&f, a);
+    f.d = d;
+    f.keep_settings = true;
     wk_code c = WK_OK;
     for (int k = 0; k < 2 && c == WK_OK; k++) {
-        wk_in in = {framed, framed_len, 0};
-        wk_out o = {out, sizeof out, 0};
-        if (wk_eth_snappy_frame_decode(d, &in, &o, err) != WK_NEED_INPUT ||
-            wk_eth_snappy_frame_decoder_finish(d, NULL, err) != WK_DONE || o.pos != sizeof plain)
-            c = err->code ? err->code : WK_ERR_STATE;
-        wk_eth_snappy_frame_decoder_reset(d);
+        wk_contract_outcome oc;
+        if (!wk_contract_drive(&wk_contract_eth_frame_ops, &f, NULL, framed, framed_len, NULL, &oc,
+                               NULL, 0) ||
+            oc.verdict != WK_DONE || oc.done_by_step || oc.produced != sizeof plain) {
+            c = oc.verdict == WK_ERROR && oc.error.code ? oc.error.code : WK_ERR_STATE;
+            if (c == oc.error.code) *err = oc.error;
+        }
     }
     wk_eth_snappy_frame_decoder_destroy(d);
     return c;
@@ -63,16 +69,19 @@ static wk_code s_rr_reader(void *ctx, const wk_allocator *a, wk_error *err)
     wk_eth_rr_reader_params p = {.request = true, .allocator = a};
     wk_eth_rr_reader *r = wk_eth_rr_reader_create(&p, err);
     if (!r) return err->code;
-    static uint8_t out[sizeof plain];
-    wk_in in = {chunk, chunk_len, 0};
-    wk_out o = {out, sizeof out, 0};
+    /* one run through the harness, one push, roomy views */
+    wk_contract_eth_rr m;
+    wk_contract_eth_rr_setup(&m, &p);
+    m.r = r;
+    m.borrowed = true;
+    wk_contract_outcome oc;
     wk_code c = WK_OK;
-    wk_result res;
-    int events = 0;
-    while ((res = wk_eth_rr_reader_read(r, &in, &o, err)) == WK_EVENT) events++;
-    if (res != WK_NEED_INPUT || events != 2 || wk_eth_rr_reader_finish(r, NULL, err) != WK_DONE ||
-        o.pos != sizeof plain)
-        c = err->code ? err->code : WK_ERR_STATE;
+    if (!wk_contract_drive(&wk_contract_eth_rr_ops, &m, NULL, chunk, chunk_len, NULL, &oc, NULL,
+                           0) ||
+        oc.verdict != WK_DONE || oc.events != 2 || oc.produced != sizeof plain) {
+        c = oc.verdict == WK_ERROR && oc.error.code ? oc.error.code : WK_ERR_STATE;
+        if (c == oc.error.code) *err = oc.error;
+    }
     wk_eth_rr_reader_destroy(r);
     return c;
 }

@@ -84,96 +84,85 @@ static void add_event(run *res, char c)
     res->events[res->nev] = 0;
 }
 
-/* begin_bounds: set with wk_eth_rr_reader_set_bounds at every CHUNK_BEGIN when non-NULL. */
+/* The run's record, built by the harness's event callback. */
+typedef struct run_ctx {
+    run *res;
+    wk_contract_eth_sink *sink;
+    bool in_chunk;
+    size_t chunk_at;
+} run_ctx;
+
+static bool run_event(wk_contract *c, wk_contract_eth_rr *m)
+{
+    run_ctx *x = m->user;
+    run *res = x->res;
+    wk_eth_rr_event ev = wk_eth_rr_reader_event(m->r);
+    if (ev == WK_ETH_RR_CHUNK_BEGIN) {
+        add_event(res, 'B');
+        if (x->in_chunk || x->sink->n != x->chunk_at)
+            return wk_contract_fail(c, "CHUNK_BEGIN inside a chunk or after payload bytes");
+        x->in_chunk = true;
+        x->chunk_at = x->sink->n;
+        const wk_eth_rr_chunk *k = wk_eth_rr_reader_chunk(m->r);
+        if (k->length_known || k->produced)
+            return wk_contract_fail(c, "CHUNK_BEGIN with a length or payload bytes");
+    } else {
+        add_event(res, ev == WK_ETH_RR_END ? 'E' : 'C');
+        if (x->in_chunk && res->nchunks < MAX_CHUNKS) {
+            chunk_rec *cr = &res->chunks[res->nchunks++];
+            cr->info = *wk_eth_rr_reader_chunk(m->r);
+            cr->payload_at = x->chunk_at;
+            cr->payload_len = x->sink->n - x->chunk_at;
+            if (!cr->info.length_known || cr->info.produced != cr->info.length ||
+                cr->payload_len != cr->info.length)
+                return wk_contract_fail(c, "chunk %zu ends with %zu payload bytes", res->nchunks,
+                                        cr->payload_len);
+        }
+        x->in_chunk = false;
+        x->chunk_at = x->sink->n;
+    }
+    return true;
+}
+
+static bool run_end(wk_contract *c, wk_contract_eth_rr *m)
+{
+    run_ctx *x = m->user;
+    x->res->consumed = wk_eth_rr_reader_consumed(m->r);
+    if (x->sink->n != x->chunk_at && !x->in_chunk)
+        return wk_contract_fail(c, "payload bytes outside a chunk");
+    return true;
+}
+
+/* Reads in[0..n) through the contract harness (wk_contract_drive: every call checked, the error
+ * sticky), with pushes of `split` bytes ((size_t)-1: one push) and output views of `outcap`
+ * bytes. begin_bounds: set with wk_eth_rr_reader_set_bounds at every CHUNK_BEGIN when non-NULL. */
 static void read_stream(const wk_eth_rr_reader_params *o, const uint8_t *in, size_t n, size_t split,
                         size_t outcap, const wk_eth_ssz_bounds *begin_bounds, run *res)
 {
     memset(res, 0, sizeof *res);
-    res->contract_ok = true;
-    wk_error err;
-    wk_error_clear(&err);
-    wk_eth_rr_reader *r = wk_eth_rr_reader_create(o, &err);
-    if (!r) {
-        res->code = err.code;
-        res->err = err;
-        res->contract_ok = false;
-        return;
-    }
-    uint8_t *tmp = malloc(outcap ? outcap : 1);
-    size_t pos = 0;
-    bool in_chunk = false, failed = false;
-    size_t chunk_at = 0;
-    uint64_t guard = 0;
-    for (;;) {
-        size_t lim = n - pos > split ? pos + split : n;
-        wk_in v = {in, lim, pos};
-        for (;;) {
-            wk_out out = {tmp, outcap, 0};
-            int ev = rr_step(r, &v, &out, &err);
-            if (out.pos > outcap || v.pos > lim) res->contract_ok = false;
-            if (out.pos && !in_chunk) res->contract_ok = false;
-            put(&res->payload, tmp, out.pos);
-            if (++guard > 50000000) abort();
-            if (ev == RR_NEED_OUTPUT) {
-                if (out.pos != outcap) res->contract_ok = false;
-                continue;
-            }
-            if (ev == RR_NEED_INPUT) {
-                if (v.pos != lim) res->contract_ok = false;
-                break;
-            }
-            if (ev == RR_ERROR) {
-                failed = true;
-                break;
-            }
-            if (ev == WK_ETH_RR_CHUNK_BEGIN) {
-                add_event(res, 'B');
-                if (in_chunk || out.pos) res->contract_ok = false;
-                in_chunk = true;
-                chunk_at = res->payload.n;
-                if (begin_bounds) wk_eth_rr_reader_set_bounds(r, begin_bounds);
-                const wk_eth_rr_chunk *c = wk_eth_rr_reader_chunk(r);
-                if (c->length_known || c->produced) res->contract_ok = false;
-            } else if (ev == WK_ETH_RR_CHUNK_END || ev == WK_ETH_RR_END) {
-                add_event(res, ev == WK_ETH_RR_END ? 'E' : 'C');
-                if (in_chunk && res->nchunks < MAX_CHUNKS) {
-                    chunk_rec *cr = &res->chunks[res->nchunks++];
-                    cr->info = *wk_eth_rr_reader_chunk(r);
-                    cr->payload_at = chunk_at;
-                    cr->payload_len = res->payload.n - chunk_at;
-                    if (!cr->info.length_known || cr->info.produced != cr->info.length ||
-                        cr->payload_len != cr->info.length)
-                        res->contract_ok = false;
-                }
-                in_chunk = false;
-            } else {
-                res->contract_ok = false;
-                failed = true;
-                break;
-            }
-        }
-        pos = v.pos;
-        if (failed || lim == n) break;
-    }
-    if (!failed) {
-        res->code = rr_finish(r, &err);
-        if (res->code != WK_OK) res->err = err;
-        if (res->code == WK_OK && pos != n) res->contract_ok = false;
-    } else {
-        res->code = err.code;
-        res->err = err;
-        /* sticky: a further read and finish report the same error */
-        wk_error e2;
-        wk_in none = {in, 0, 0};
-        wk_out o2 = {tmp, outcap, 0};
-        if (rr_step(r, &none, &o2, &e2) != RR_ERROR || e2.code != err.code ||
-            e2.offset != err.offset)
-            res->contract_ok = false;
-        if (rr_finish(r, &e2) != err.code) res->contract_ok = false;
-    }
-    res->consumed = wk_eth_rr_reader_consumed(r);
-    free(tmp);
-    wk_eth_rr_reader_destroy(r);
+    wk_contract_eth_sink sink = {0};
+    run_ctx x = {res, &sink, false, 0};
+    wk_contract_eth_rr m;
+    wk_contract_eth_rr_setup(&m, o);
+    m.begin_bounds = begin_bounds;
+    m.sink = &sink;
+    m.on_event = run_event;
+    m.on_end = run_end;
+    m.user = &x;
+    wk_contract_plan plan = {split == (size_t)-1 ? 0 : split, NULL, 0, outcap ? outcap : 1, false,
+                             false};
+    wk_contract_outcome oc;
+    char why[320];
+    res->contract_ok = wk_contract_drive(&wk_contract_eth_rr_ops, &m, NULL, in, n, &plan, &oc, why,
+                                         sizeof why);
+    if (!res->contract_ok)
+        fprintf(stderr, "read_stream, pushes of %zu, views of %zu: %s\n", split, outcap, why);
+    res->code = oc.verdict == WK_DONE ? WK_OK : oc.error.code;
+    if (oc.verdict != WK_DONE) res->err = oc.error;
+    if (res->code == WK_OK && oc.consumed != n) res->contract_ok = false;
+    put(&res->payload, sink.p, sink.n);
+    free(sink.p);
+    wk_contract_eth_rr_cleanup(&m);
 }
 
 static bool same_run(const run *a, const run *b)
@@ -384,7 +373,7 @@ static void test_lodestar(void)
     REQUIRE(ssz_len == 139405 && sn_len == 52357);
     static const uint8_t ctx_a[4] = {0x4a, 0x26, 0xc5, 0x8b}, ctx_b[4] = {1, 2, 3, 4};
     uint8_t vi[WK_ETH_UVARINT_MAX_LEN];
-    CHECK(wk_eth_uvarint_put(139405, vi) == 3 && vi[0] == 0x8d && vi[1] == 0xc1 && vi[2] == 0x08);
+    CHECK(wk_leb128_put(vi, 139405) == 3 && vi[0] == 0x8d && vi[1] == 0xc1 && vi[2] == 0x08);
 
     /* as a request */
     buf req = {0};
@@ -765,7 +754,7 @@ static void test_small_cases(void)
     }
     /* MAX_PAYLOAD_SIZE + 1 with no type bound and with a larger one */
     uint8_t vi[WK_ETH_UVARINT_MAX_LEN];
-    size_t vn = wk_eth_uvarint_put((uint64_t)WK_ETH_SSZ_MAX_PAYLOAD_SIZE + 1, vi);
+    size_t vn = wk_leb128_put(vi, (uint64_t)WK_ETH_SSZ_MAX_PAYLOAD_SIZE + 1);
     in.n = 0;
     put_hex(&in, "00");
     put(&in, vi, vn);
@@ -848,7 +837,7 @@ static void test_uvarint(void)
     for (size_t i = 0; i < sizeof T / sizeof T[0]; i++) {
         uint8_t out[WK_ETH_UVARINT_MAX_LEN];
         char hex[2 * WK_ETH_UVARINT_MAX_LEN + 1];
-        size_t k = wk_eth_uvarint_put(T[i].v, out);
+        size_t k = wk_leb128_put(out, T[i].v);
         wk_hex_encode(out, k, hex);
         CHECKF(strcmp(hex, T[i].hex) == 0, "uvarint %llu: %s", (unsigned long long)T[i].v, hex);
     }
@@ -878,7 +867,7 @@ static void test_encode_and_round_trips(void)
             REQUIRE(c == WK_OK);
             CHECK(len <= wk_eth_rr_chunk_max_size(n));
             uint8_t vi[WK_ETH_UVARINT_MAX_LEN];
-            size_t vn = wk_eth_uvarint_put(n, vi);
+            size_t vn = wk_leb128_put(vi, n);
             size_t hdr = kind == 0 ? 0 : kind == 1 ? 5 : 1;
             CHECK(memcmp(enc + hdr, vi, vn) == 0);
             if (kind == 1) CHECK(enc[0] == 0 && memcmp(enc + 1, ctx, 4) == 0);
@@ -921,7 +910,7 @@ static void test_encode_and_round_trips(void)
     /* ... and by the reader */
     buf in = {0};
     uint8_t vi[WK_ETH_UVARINT_MAX_LEN];
-    put(&in, vi, wk_eth_uvarint_put(big_n, vi));
+    put(&in, vi, wk_leb128_put(vi, big_n));
     put(&in, WK_ETH_SNAPPY_FRAME_STREAM_ID, 10);
     expect_err("reader MAX+1", &REQUEST, &in, WK_ERR_SSZSNAPPY_LENGTH_BOUNDS, 0);
     free(in.p);
@@ -945,29 +934,20 @@ static size_t peak_for(size_t n, const uint8_t *data)
     wk_allocator a = wk_counting_allocator(&counter);
     wk_eth_rr_reader_params ra = REQUEST;
     ra.allocator = &a;
-    wk_eth_rr_reader *r = wk_eth_rr_reader_create(&ra, &err);
-    if (!r) abort();
-    uint8_t out[4096];
-    size_t produced = 0, pos = 0;
-    bool ok = false;
-    while (pos <= len) {
-        size_t lim = len - pos > 1000 ? pos + 1000 : len;
-        wk_in v = {enc, lim, pos};
-        int ev;
-        do {
-            wk_out o = {out, sizeof out, 0};
-            ev = rr_step(r, &v, &o, &err);
-            if (o.pos && memcmp(out, data + produced, o.pos) != 0) abort();
-            produced += o.pos;
-        } while (ev != RR_NEED_INPUT && ev != RR_ERROR && ev != WK_ETH_RR_END);
-        if (ev == RR_ERROR) break;
-        pos = v.pos;
-        if (ev == WK_ETH_RR_END) ok = true;
-        if (lim == len) break;
-    }
-    ok = ok && rr_finish(r, &err) == WK_OK && produced == n;
-    CHECKF(ok, "memory run n=%zu", n);
-    wk_eth_rr_reader_destroy(r);
+    /* through the harness: pushes of 1000 bytes, views of 4096 */
+    wk_contract_eth_sink sink = {0};
+    wk_contract_eth_rr m;
+    wk_contract_eth_rr_setup(&m, &ra);
+    m.sink = &sink;
+    wk_contract_plan plan = {1000, NULL, 0, 4096, false, false};
+    wk_contract_outcome oc;
+    char why[320];
+    bool ok = wk_contract_drive(&wk_contract_eth_rr_ops, &m, NULL, enc, len, &plan, &oc, why,
+                                sizeof why);
+    ok = ok && oc.verdict == WK_DONE && sink.n == n && memcmp(sink.p, data, n) == 0;
+    CHECKF(ok, "memory run n=%zu: %s", n, why);
+    wk_contract_eth_rr_cleanup(&m);
+    free(sink.p);
     CHECK(counter.current == 0);
     free(enc);
     return counter.peak;
