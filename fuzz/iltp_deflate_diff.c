@@ -136,7 +136,7 @@ static size_t strict(const uint8_t *w, size_t n, int wbits, bool *too_far)
     z_stream z;
     memset(&z, 0, sizeof z);
     CHECK(inflateInit2(&z, -wbits) == Z_OK);
-    CHECK(inflateSetDictionary(&z, wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN) == Z_OK);
+    CHECK(inflateSetDictionary(&z, wk_iltp_dictionary_get(), WK_ILTP_DICTIONARY_LEN) == Z_OK);
     z.next_in = (Bytef *)(uintptr_t)w;
     z.avail_in = (uInt)n;
     size_t out = 0;
@@ -263,7 +263,7 @@ static bool incomplete_code(const uint8_t *w, size_t n)
     z_stream z;
     memset(&z, 0, sizeof z);
     CHECK(inflateInit2(&z, -12) == Z_OK);
-    CHECK(inflateSetDictionary(&z, wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN) == Z_OK);
+    CHECK(inflateSetDictionary(&z, wk_iltp_dictionary_get(), WK_ILTP_DICTIONARY_LEN) == Z_OK);
     z.next_in = (Bytef *)(uintptr_t)w;
     z.avail_in = (uInt)n;
     uint64_t block = 0, decoded = 0; /* bit position of the block being decoded */

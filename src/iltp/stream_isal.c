@@ -64,7 +64,7 @@ void wk_iltp_isal_encoder_destroy(wk_iltp_encoder *e)
 wk_code wk_iltp_isal_encoder_reset(wk_iltp_encoder *e, wk_error *err)
 {
     wk_iltp_isal_deflate_setup(e->iz, wk_iltp_isal_level(e->level), e->level_buf, e->level_buf_size);
-    int r = isal_deflate_set_dict(e->iz, (uint8_t *)(uintptr_t)wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN);
+    int r = isal_deflate_set_dict(e->iz, (uint8_t *)(uintptr_t)wk_iltp_dictionary_get(), WK_ILTP_DICTIONARY_LEN);
     if (r != COMP_OK) return wk_error_set(err, WK_ERR_BACKEND, WK_NO_OFFSET, "isal_deflate_set_dict failed (%d)", r);
     return WK_OK;
 }
@@ -192,7 +192,7 @@ wk_code wk_iltp_isal_decoder_reset(wk_iltp_decoder *d, wk_error *err)
     wk_iltp_isal_dec *x = d->is;
     struct inflate_state *s = x->st;
     wk_iltp_isal_inflate_setup(s);
-    int r = isal_inflate_set_dict(s, (uint8_t *)(uintptr_t)wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN);
+    int r = isal_inflate_set_dict(s, (uint8_t *)(uintptr_t)wk_iltp_dictionary_get(), WK_ILTP_DICTIONARY_LEN);
     if (r != COMP_OK) return wk_error_set(err, WK_ERR_BACKEND, WK_NO_OFFSET, "isal_inflate_set_dict failed (%d)", r);
     x->fallback = false;
     x->split_pending = false;

@@ -114,7 +114,7 @@ static bool on_item(wk_contract *c, wk_contract_iltp *m, const wk_iltp_item *it,
         m->next_item = end;
     }
     if (it->kind == WK_ILTP_ITEM_RECORD && it->record.type == 'B')
-        REQ(c, wk_iltp_record_hash_ok(&it->record), "a Blob record whose hash does not hold");
+        REQ(c, wk_iltp_record_hash_check(&it->record), "a Blob record whose hash does not hold");
     m->items_seen++;
     uint64_t f[] = {REC_ITEM, (uint64_t)it->kind, raw ? it->offset : 0, it->len,
                     it->kind == WK_ILTP_ITEM_FACTS ? it->rows : (uint64_t)(uint8_t)it->record.type};

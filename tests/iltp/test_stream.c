@@ -31,7 +31,7 @@ static const coder CODERS[4] = {{WK_ILTP_IDENTITY, WK_ILTP_BACKEND_DEFAULT},
                                 {WK_ILTP_ZSTD20C, WK_ILTP_BACKEND_DEFAULT}};
 static const char *coder_name(coder c)
 {
-    if (c.enc != WK_ILTP_DEFLATE12C) return wk_iltp_encoding_token(c.enc);
+    if (c.enc != WK_ILTP_DEFLATE12C) return wk_iltp_encoding_name(c.enc);
     return c.be == WK_ILTP_BACKEND_ZLIB ? "deflate12c/zlib" : "deflate12c/isal";
 }
 
@@ -133,7 +133,7 @@ static uint8_t *corpus(size_t n)
 
 static void test_dictionary(const char *path)
 {
-    const uint8_t *d = wk_iltp_dictionary();
+    const uint8_t *d = wk_iltp_dictionary_get();
     uint8_t h[32], want[32];
     wk_blake3(d, WK_ILTP_DICTIONARY_LEN, h);
     wk_hex_decode("eb56b8cfb9f118671f72c2b391e8a39fa2dfe57bd3af49613047851847e545fd", 64, want, 32);
@@ -312,7 +312,7 @@ static uint8_t *kind_corpus(int kind, size_t n)
         x ^= x << 13; x ^= x >> 7; x ^= x << 17;
         if (kind == 1) p[i] = (uint8_t)x;                         /* random */
         else if (kind == 2) p[i] = 0;                             /* zeros */
-        else if (kind == 3) p[i] = i % 9000 < 300 ? (uint8_t)x : wk_iltp_dictionary()[(i * 13) % 830]; /* dictionary-made */
+        else if (kind == 3) p[i] = i % 9000 < 300 ? (uint8_t)x : wk_iltp_dictionary_get()[(i * 13) % 830]; /* dictionary-made */
         else p[i] = i >= 6000 && x % 8 ? p[i - 4000 - (x >> 40) % 1500] : (uint8_t)x; /* distances 4000-5499 */
     }
     return p;
@@ -372,7 +372,7 @@ static void test_distance_bound(void)
         for (size_t i = 0; i < n; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; src[i] = (uint8_t)x; }
         size_t per = t == 0 ? 4097 : t == 1 ? 4096 : t == 2 ? 8192 : t == 3 ? 32768 : 0;
         if (per) for (size_t i = per; i < n; i++) src[i] = src[i - per];
-        if (t == 4) for (size_t i = 0; i < n; i++) src[i] = wk_iltp_dictionary()[i % 830 < 40 ? i % 830 : (i * 7) % 830];
+        if (t == 4) for (size_t i = 0; i < n; i++) src[i] = wk_iltp_dictionary_get()[i % 830 < 40 ? i % 830 : (i * 7) % 830];
         if (t == 5) for (size_t i = 6000; i < n; i++) if (src[i] % 64) src[i] = src[i - 4000 - src[i] % 2000];
         size_t sets[][2] = {{4096, 0}, {n, 0}};
         for (int lv = 1; lv <= 9; lv += 3) {
@@ -398,7 +398,7 @@ static void test_distance_bound(void)
     z_stream z;
     memset(&z, 0, sizeof z);
     deflateInit2(&z, 9, Z_DEFLATED, -15, 9, Z_DEFAULT_STRATEGY);
-    deflateSetDictionary(&z, wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN);
+    deflateSetDictionary(&z, wk_iltp_dictionary_get(), WK_ILTP_DICTIONARY_LEN);
     uint8_t *w = malloc(40000);
     z.next_in = src;
     z.avail_in = 20000;
@@ -823,8 +823,8 @@ static int strict_beyond_window(const uint8_t *w, size_t n)
     memset(&b, 0, sizeof b);
     inflateInit2(&a, -12);
     inflateInit2(&b, -15);
-    inflateSetDictionary(&a, wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN);
-    inflateSetDictionary(&b, wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN);
+    inflateSetDictionary(&a, wk_iltp_dictionary_get(), WK_ILTP_DICTIONARY_LEN);
+    inflateSetDictionary(&b, wk_iltp_dictionary_get(), WK_ILTP_DICTIONARY_LEN);
     uint8_t c;
     int ra = Z_OK, rb = Z_OK;
     size_t oa = 0, ob = 0;
@@ -847,7 +847,7 @@ static buf zlib_bad_block(const uint8_t *src, size_t n, size_t batch, size_t at)
     z_stream z;
     memset(&z, 0, sizeof z);
     deflateInit2(&z, 6, Z_DEFLATED, -12, 8, Z_DEFAULT_STRATEGY);
-    deflateSetDictionary(&z, wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN);
+    deflateSetDictionary(&z, wk_iltp_dictionary_get(), WK_ILTP_DICTIONARY_LEN);
     buf b = {0};
     b.cap = n + n / 2 + 4096;
     b.p = malloc(b.cap);
