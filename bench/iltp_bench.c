@@ -165,7 +165,7 @@ static void iltp_corpus(uint8_t *dst, size_t target)
         for (unsigned k = 0; k < blobs; k++) {
             size_t dlen = 64 + (size_t)(rnd() % 6000);
             char head[WK_ILTP_BLOB_CONTENT_HEAD_MAX];
-            size_t hl = wk_iltp_blob_content_head(dlen, head);
+            size_t hl = wk_iltp_blob_content_head_format(dlen, head);
             sbuf c = {content, 0, 16384};
             put(&c, head, hl);
             prose(&c, dlen);
@@ -340,7 +340,7 @@ static size_t direct_encode(run *r, uint8_t *dst)
     if (r->c.enc == WK_ILTP_DEFLATE12C && r->c.be == WK_ILTP_BACKEND_ZLIB) {
         z_stream *z = &r->zc;
         if (deflateReset(z) != Z_OK ||
-            deflateSetDictionary(z, wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN) != Z_OK)
+            deflateSetDictionary(z, wk_iltp_dictionary_get(), WK_ILTP_DICTIONARY_LEN) != Z_OK)
             die("deflate reset");
         for (size_t off = 0; off <= r->n; off += r->batch) {
             bool last = off == r->n || r->n - off <= r->batch;
@@ -371,7 +371,7 @@ static size_t direct_encode(run *r, uint8_t *dst)
     if (r->c.enc == WK_ILTP_DEFLATE12C) {
         struct isal_zstream *s = r->ic;
         wk_iltp_isal_deflate_setup(s, wk_iltp_isal_level(r->level), r->level_buf, r->level_buf_size);
-        if (isal_deflate_set_dict(s, (uint8_t *)(uintptr_t)wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN) != COMP_OK)
+        if (isal_deflate_set_dict(s, (uint8_t *)(uintptr_t)wk_iltp_dictionary_get(), WK_ILTP_DICTIONARY_LEN) != COMP_OK)
             die("isal_deflate_set_dict");
         for (size_t off = 0; off < r->n; off += r->batch) {
             s->next_in = (uint8_t *)(uintptr_t)(r->src + off);
@@ -392,7 +392,7 @@ static size_t direct_encode(run *r, uint8_t *dst)
     }
     ZSTD_CCtx *cc = r->cc;
     if (ZSTD_isError(ZSTD_CCtx_reset(cc, ZSTD_reset_session_only)) ||
-        ZSTD_isError(ZSTD_CCtx_refPrefix_advanced(cc, wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN,
+        ZSTD_isError(ZSTD_CCtx_refPrefix_advanced(cc, wk_iltp_dictionary_get(), WK_ILTP_DICTIONARY_LEN,
                                                   ZSTD_dct_rawContent)))
         die("zstd reset");
     for (size_t off = 0; off < r->n; off += r->batch) {
@@ -454,7 +454,7 @@ static size_t direct_decode(run *r)
     if (r->c.enc == WK_ILTP_DEFLATE12C && r->c.be == WK_ILTP_BACKEND_ZLIB) {
         z_stream *z = &r->zd;
         if (inflateReset(z) != Z_OK ||
-            inflateSetDictionary(z, wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN) != Z_OK)
+            inflateSetDictionary(z, wk_iltp_dictionary_get(), WK_ILTP_DICTIONARY_LEN) != Z_OK)
             die("inflate reset");
         int zr = Z_OK;
         while (ipos < r->wire_len && zr != Z_STREAM_END) {
@@ -477,7 +477,7 @@ static size_t direct_decode(run *r)
     if (r->c.enc == WK_ILTP_DEFLATE12C) {
         struct inflate_state *s = r->id;
         wk_iltp_isal_inflate_setup(s);
-        if (isal_inflate_set_dict(s, (uint8_t *)(uintptr_t)wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN) != COMP_OK)
+        if (isal_inflate_set_dict(s, (uint8_t *)(uintptr_t)wk_iltp_dictionary_get(), WK_ILTP_DICTIONARY_LEN) != COMP_OK)
             die("isal_inflate_set_dict");
         while (ipos < r->wire_len && s->block_state != ISAL_BLOCK_FINISH) {
             size_t len = min_sz(VIEW, r->wire_len - ipos);
@@ -497,7 +497,7 @@ static size_t direct_decode(run *r)
     }
     ZSTD_DCtx *dc = r->dc;
     if (ZSTD_isError(ZSTD_DCtx_reset(dc, ZSTD_reset_session_only)) ||
-        ZSTD_isError(ZSTD_DCtx_refPrefix_advanced(dc, wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN,
+        ZSTD_isError(ZSTD_DCtx_refPrefix_advanced(dc, wk_iltp_dictionary_get(), WK_ILTP_DICTIONARY_LEN,
                                                   ZSTD_dct_rawContent)))
         die("zstd decoder reset");
     size_t ret = 1;

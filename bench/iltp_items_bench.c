@@ -84,7 +84,7 @@ static void blob(buf *b, size_t n, bool text)
     for (size_t i = 0; i < n; i++) d[i] = text ? (uint8_t)("lace knot thread weave \n"[rnd() % 24]) : (uint8_t)rnd();
     uint8_t h[32], head[WK_ILTP_BLOB_HEAD_MAX];
     wk_iltp_blob_hash(d, n, h);
-    size_t hl = wk_iltp_blob_head(h, n, head);
+    size_t hl = wk_iltp_blob_head_format(h, n, head);
     put(b, head, hl);
     put(b, d, n);
     free(d);
@@ -291,13 +291,13 @@ int main(int argc, char **argv)
         g_skip = pl;
         char name[80];
         double t = median_time(runs, f_stack, &wire, enc, &items);
-        snprintf(name, sizeof name, "session mix, reader, %s", wk_iltp_encoding_token((wk_iltp_encoding)enc));
+        snprintf(name, sizeof name, "session mix, reader, %s", wk_iltp_encoding_name((wk_iltp_encoding)enc));
         printf("%-44s %10.1f %12.0f %10zu   (decoded MB/s; wire %.1f%%)\n", name, (double)mixed.n / t / 1e6,
                (double)items / t, items, 100.0 * (double)wire.n / (double)mixed.n);
         size_t produced;
         g_backend = WK_ILTP_BACKEND_DEFAULT;
         double ts = median_time(runs, f_stream, &wire, enc, &produced);
-        snprintf(name, sizeof name, "  stream layer only, %s", wk_iltp_encoding_token((wk_iltp_encoding)enc));
+        snprintf(name, sizeof name, "  stream layer only, %s", wk_iltp_encoding_name((wk_iltp_encoding)enc));
         printf("%-44s %10.1f %12s %10s\n", name, (double)produced / ts / 1e6, "-", "-");
         if (enc == WK_ILTP_DEFLATE12C) { /* the reader uses the default backend (ISA-L); zlib beside it */
             g_backend = WK_ILTP_BACKEND_ZLIB;

@@ -7,7 +7,7 @@
 
 static int parse_encoding(const char *s, wk_iltp_encoding *enc)
 {
-    *enc = wk_iltp_encoding_from_token(s, strlen(s));
+    *enc = wk_iltp_encoding_lookup(s, strlen(s));
     if (*enc == WK_ILTP_UNKNOWN)
         return wk_cli_usage("unknown encoding '%s' (identity, deflate12c, zstd20c)", s);
     return 0;
@@ -278,7 +278,7 @@ static int cmd_dictionary(int argc, char **argv)
         return 0;
     }
     if (argc > 1) return wk_cli_usage("wirekit iltp dictionary takes no arguments");
-    int rc = put(wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN);
+    int rc = put(wk_iltp_dictionary_get(), WK_ILTP_DICTIONARY_LEN);
     if (fflush(stdout) != 0 && rc == 0) rc = 1;
     return rc;
 }

@@ -63,7 +63,7 @@ int wk_cli_iltp_items(int argc, char **argv)
                    "count that session's decoded bytes.\n");
             return 0;
         } else if (strcmp(a, "--encoding") == 0 && i + 1 < argc) {
-            enc = wk_iltp_encoding_from_token(argv[i + 1], strlen(argv[i + 1]));
+            enc = wk_iltp_encoding_lookup(argv[i + 1], strlen(argv[i + 1]));
             if (enc == WK_ILTP_UNKNOWN) return wk_cli_usage("unknown encoding '%s'", argv[i + 1]);
             i++;
         } else if (strcmp(a, "--form") == 0 && i + 1 < argc) {
@@ -144,7 +144,7 @@ int wk_cli_iltp_blob(int argc, char **argv)
     }
     uint8_t hash[32], head[WK_ILTP_BLOB_HEAD_MAX];
     wk_iltp_blob_hash(data, len, hash);
-    size_t hl = wk_iltp_blob_head(hash, len, head);
+    size_t hl = wk_iltp_blob_head_format(hash, len, head);
     int rc = (wk_cli_write(head, hl) && wk_cli_write(data, len) && fflush(stdout) == 0) ? 0 : 1;
     free(data);
     return rc;

@@ -36,7 +36,7 @@ static void put_blob(buf *b, const uint8_t *data, size_t n)
 {
     uint8_t hash[32], head[WK_ILTP_BLOB_HEAD_MAX];
     wk_iltp_blob_hash(data, n, hash);
-    buf_put(b, head, wk_iltp_blob_head(hash, n, head));
+    buf_put(b, head, wk_iltp_blob_head_format(hash, n, head));
     buf_put(b, data, n);
 }
 

@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t sel_len;
     wk_iltp_encoding e = wk_iltp_offer_select(&o, &o, &sel, &sel_len);
     CHECK(sel == first && sel_len == first_len);
-    CHECK(e == wk_iltp_encoding_from_token(first, first_len));
+    CHECK(e == wk_iltp_encoding_lookup(first, first_len));
     CHECK(e != WK_ILTP_IDENTITY);
     return 0;
 }

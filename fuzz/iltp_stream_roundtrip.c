@@ -14,13 +14,16 @@
  * stream either with an empty END after the last FLUSH or with END on an open batch.
  *
  * Checks: the encoder never fails; NEED_OUTPUT only with a full view; DONE only with the input
- * consumed; after every FLUSH the bytes written so far decode to exactly the payload so far (the
- * flush makes the batch decodable); the whole stream decodes to the payload, the end mark is seen
- * at the very end and finish is clean; framing: identity is the payload itself, deflate12c ends
- * 03 00 and every non-empty flush ends 00 00 ff ff, zstd20c starts 00 50 and ends 01 00 00.
- * deflate12c: the whole stream also decodes byte for byte with the other backend's decoder, in
- * one push. Then the encoder is reset and the same plan encoded again with roomy output views: the
- * bytes must be identical (output view sizes do not change the encoding; reset starts afresh).
+ * consumed; framing: identity is the payload itself, deflate12c ends 03 00 and every non-empty
+ * flush ends 00 00 ff ff, zstd20c starts 00 50 and ends 01 00 00. Then the decoders, on the
+ * contract harness (fuzz_drive.h, adapter wk_contract_iltp_decoder_ops, every call checked):
+ * the decoder of the plan's backend reads the stream in pushes that end at the flushes, and after
+ * each flush has delivered exactly the payload so far (the flush makes the batch decodable); the
+ * whole stream decodes to the payload, the end mark is seen at the very end and finish is clean.
+ * deflate12c: the other backend's decoder reads it too (fuzz_drive: the whole stream and in
+ * pushes of 1..4096 bytes) and must give the payload. Then the encoder is reset and the same plan
+ * encoded again with roomy output views: the bytes must be identical (output view sizes do not
+ * change the encoding; reset starts afresh).
  *
  * Encoders and decoders are created once per token, backend and level and reset for every input
  * (what wk_iltp_*_reset promises: a fresh logical session), which keeps executions cheap. */
@@ -29,7 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz_check.h"
+#include "fuzz_drive.h"
+#include "wk_contract_iltp.h"
 
 #define VIEW_MAX 65536
 #define CALLS_MAX 50000000u /* a step loop that long is a livelock */
@@ -95,39 +99,19 @@ typedef struct step {
     wk_iltp_op op;
 } step;
 
-/* Feeds wire[*fed..wire->n) to the decoder with a roomy view, appending to *dec. */
-static wk_result decode_more(wk_iltp_decoder *d, const buf *wire, size_t *fed, buf *dec,
-                             uint8_t *view)
-{
-    /* Called even when an empty batch wrote no bytes: polling without input is legal. */
-    wk_in in = {wire->p ? wire->p + *fed : view, wire->n - *fed, 0};
-    wk_error err;
-    wk_result r;
-    do {
-        wk_out out = {view, VIEW_MAX, 0};
-        r = wk_iltp_decoder_decode(d, &in, &out, &err);
-        if (r == WK_ERROR) {
-            fprintf(stderr, "decode error: %s at %llu: %s\n", wk_error_name(err.code),
-                    (unsigned long long)err.offset, err.msg);
-            CHECK(r != WK_ERROR);
-        }
-        put(dec, view, out.pos);
-    } while (r == WK_NEED_OUTPUT);
-    *fed += in.pos;
-    return r;
-}
-
 static bool ends_with(const buf *b, const uint8_t *s, size_t n)
 {
     return b->n >= n && memcmp(b->p + b->n - n, s, n) == 0;
 }
 
-static buf encode_plan(wk_iltp_encoder *e, wk_iltp_decoder *d, const step *plan, size_t nsteps,
-                       const uint8_t *payload, uint64_t *rng, size_t view_max, uint8_t *view,
-                       uint8_t *dview, buf *dec)
+/* Encodes the plan; flush_wire[k] / flush_payload[k] (nsteps entries each, may be NULL) get the
+ * wire and payload offsets after every FLUSH (*nflush of them). */
+static buf encode_plan(wk_iltp_encoder *e, const step *plan, size_t nsteps, const uint8_t *payload,
+                       uint64_t *rng, size_t view_max, uint8_t *view, size_t *flush_wire,
+                       size_t *flush_payload, size_t *nflush)
 {
     buf wire = {0};
-    size_t off = 0, fed = 0;
+    size_t off = 0, nf = 0;
     bool batch_open = false;
     for (size_t k = 0; k < nsteps; k++) {
         wk_in in = {payload + off, plan[k].len, 0};
@@ -135,48 +119,63 @@ static buf encode_plan(wk_iltp_encoder *e, wk_iltp_decoder *d, const step *plan,
         push(e, &wire, &in, plan[k].op, rng, view_max, view);
         off += plan[k].len;
         if (plan[k].len) batch_open = true;
-        if (plan[k].op == WK_ILTP_FLUSH && d) {
-            wk_iltp_encoding enc = wk_iltp_encoder_encoding(e);
-            if (enc == WK_ILTP_DEFLATE12C && batch_open) {
+        if (plan[k].op == WK_ILTP_FLUSH) {
+            if (wk_iltp_encoder_encoding(e) == WK_ILTP_DEFLATE12C && batch_open) {
                 static const uint8_t sync[4] = {0x00, 0x00, 0xff, 0xff};
                 CHECK(wire.n > before && ends_with(&wire, sync, 4));
             }
-            /* the flushed batch must be decodable in full from the bytes written so far */
-            wk_result r = decode_more(d, &wire, &fed, dec, dview);
-            CHECK(r == WK_NEED_INPUT && fed == wire.n);
-            CHECK(dec->n == off && memcmp(dec->p ? dec->p : view, payload, off) == 0);
+            if (flush_wire) {
+                flush_wire[nf] = wire.n;
+                flush_payload[nf] = off;
+                nf++;
+            }
         }
         if (plan[k].op != WK_ILTP_CONTINUE) batch_open = false;
     }
-    if (d) {
-        wk_result r = decode_more(d, &wire, &fed, dec, dview);
-        wk_iltp_encoding enc = wk_iltp_encoder_encoding(e);
-        CHECK(fed == wire.n);
-        CHECK(dec->n == off && memcmp(dec->p ? dec->p : view, payload, off) == 0);
-        wk_error err;
-        if (enc == WK_ILTP_IDENTITY) {
-            CHECK(r == WK_NEED_INPUT && !wk_iltp_decoder_ended(d));
-        } else {
-            CHECK(r == WK_DONE && wk_iltp_decoder_ended(d));
-            CHECK(wk_iltp_decoder_consumed(d) == wire.n);
-        }
-        CHECK(wk_iltp_decoder_finish(d, NULL, &err) == WK_DONE);
-        CHECK(wk_iltp_decoder_produced(d) == off);
-    }
+    if (nflush) *nflush = nf;
     return wire;
 }
 
-/* One encoder per token, backend and level, one decoder per token and backend, kept for the whole
- * run (freed at exit so that leak checking stays quiet). */
+/* The decoder step under the harness, with one more check: whenever it has consumed the stream up
+ * to the end of a flush (it then asks for input), it has delivered exactly the payload up to it. */
+static const size_t *fl_wire, *fl_payload; /* ascending */
+static size_t fl_n, fl_k;                   /* fl_k: the first flush not behind the decoder */
+
+static wk_result flush_step(void *obj, wk_in *in, wk_out *out, wk_error *err)
+{
+    wk_result r = wk_contract_iltp_decoder_ops.step(obj, in, out, err);
+    const wk_iltp_decoder *d = ((wk_contract_iltp *)obj)->dec;
+    if (r == WK_NEED_INPUT) {
+        uint64_t c = wk_iltp_decoder_consumed(d);
+        while (fl_k < fl_n && fl_wire[fl_k] < c) fl_k++;
+        for (size_t k = fl_k; k < fl_n && fl_wire[k] == c; k++)
+            CHECK(wk_iltp_decoder_produced(d) == fl_payload[k]);
+    }
+    return r;
+}
+
+/* Checks a decoder run's outcome: the payload, all of the stream, the end mark at its end. */
+static void decoded_payload(const wk_contract_outcome *o, wk_iltp_encoding enc, const buf *w,
+                            const uint8_t *payload, size_t n)
+{
+    wk_contract_hash h;
+    wk_contract_hash_init(&h);
+    wk_contract_hash_add(&h, payload, n);
+    CHECK(o->verdict == WK_DONE && o->produced == n && o->output.h == h.h && o->output.n == n);
+    CHECK(o->consumed == w->n && o->done_by_step == (enc != WK_ILTP_IDENTITY));
+}
+
+/* One encoder per token, backend and level, one decoder adapter per token and backend (reused:
+ * reset for every run), kept for the whole run (freed at exit so that leak checking stays quiet). */
 static wk_iltp_encoder *encoders[3][3][20];
-static wk_iltp_decoder *decoders[3][3];
+static wk_contract_iltp adapters[3][3];
 
 static void free_all(void)
 {
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) {
             for (int k = 0; k < 20; k++) wk_iltp_encoder_destroy(encoders[i][j][k]);
-            wk_iltp_decoder_destroy(decoders[i][j]);
+            wk_contract_iltp_release(&adapters[i][j]);
         }
 }
 
@@ -202,17 +201,15 @@ static wk_iltp_encoder *encoder_for(wk_iltp_encoding enc, wk_iltp_backend be, in
     return *slot;
 }
 
-static wk_iltp_decoder *decoder_for(wk_iltp_encoding enc, wk_iltp_backend be)
+static wk_contract_iltp *adapter_for(wk_iltp_encoding enc, wk_iltp_backend be)
 {
     once();
-    wk_iltp_decoder **slot = &decoders[enc][be];
-    if (!*slot) {
-        wk_error err;
-        wk_iltp_decoder_params prm = {NULL, be};
-        *slot = wk_iltp_decoder_create(enc, &prm, &err);
-        CHECK(*slot != NULL);
+    wk_contract_iltp *m = &adapters[enc][be];
+    if (!m->dec && !m->reuse) {
+        wk_contract_iltp_setup(m, enc, be, false);
+        m->reuse = true;
     }
-    return *slot;
+    return m;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -268,24 +265,46 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wk_iltp_backend other = ebe == WK_ILTP_BACKEND_ISAL ? WK_ILTP_BACKEND_ZLIB : WK_ILTP_BACKEND_ISAL;
     wk_iltp_backend dbe = enc == WK_ILTP_DEFLATE12C && (data[1] & 1) ? other : ebe;
     wk_iltp_encoder *e = encoder_for(enc, ebe, level);
-    wk_iltp_decoder *d = decoder_for(enc, dbe);
-    CHECK(wk_iltp_encoder_reset(e, &err) == WK_OK && wk_iltp_decoder_reset(d, &err) == WK_OK);
-    uint8_t *view = malloc(VIEW_MAX), *dview = malloc(VIEW_MAX);
-    CHECK(view && dview);
-    buf dec = {0};
+    CHECK(wk_iltp_encoder_reset(e, &err) == WK_OK);
+    uint8_t *view = malloc(VIEW_MAX);
+    size_t *fw = malloc((nsteps + 1) * sizeof *fw), *fp = malloc((nsteps + 1) * sizeof *fp), nf = 0;
+    CHECK(view && fw && fp);
 
-    buf w1 = encode_plan(e, d, plan, nsteps, payload, &rng, view_max, view, dview, &dec);
+    buf w1 = encode_plan(e, plan, nsteps, payload, &rng, view_max, view, fw, fp, &nf);
 
-    /* deflate12c: the other decoder reads the whole stream, in one push */
+    /* the plan's decoder, in pushes that end at the flushes */
+    {
+        size_t *cuts = malloc((nf + 1) * sizeof *cuts), nc = 0;
+        CHECK(cuts != NULL);
+        for (size_t k = 0; k < nf; k++)
+            if (fw[k] > 0 && fw[k] < w1.n && (nc == 0 || cuts[nc - 1] < fw[k])) cuts[nc++] = fw[k];
+        wk_contract_ops ops = wk_contract_iltp_decoder_ops;
+        ops.step = flush_step;
+        fl_wire = fw;
+        fl_payload = fp;
+        fl_n = nf;
+        fl_k = 0;
+        wk_contract_plan p = {0, cuts, nc, 0, false, true};
+        wk_contract_outcome o;
+        char why[320];
+        static const uint8_t none[1] = {0};
+        if (!wk_contract_drive(&ops, adapter_for(enc, dbe), NULL, w1.p ? w1.p : none, w1.n, &p, &o, why,
+                               sizeof why)) {
+            fprintf(stderr, "the decoder in pushes ending at the flushes: %s\n", why);
+            CHECK(0);
+        }
+        decoded_payload(&o, enc, &w1, payload, n);
+        fl_n = 0;
+        free(cuts);
+    }
+
+    /* deflate12c: the other decoder reads the stream */
     if (enc == WK_ILTP_DEFLATE12C) {
-        wk_iltp_decoder *d2 = decoder_for(enc, dbe == WK_ILTP_BACKEND_ISAL ? WK_ILTP_BACKEND_ZLIB : WK_ILTP_BACKEND_ISAL);
-        CHECK(wk_iltp_decoder_reset(d2, &err) == WK_OK);
-        buf dec2 = {0};
-        size_t fed = 0;
-        CHECK(decode_more(d2, &w1, &fed, &dec2, dview) == WK_DONE && fed == w1.n);
-        CHECK(dec2.n == n && (n == 0 || memcmp(dec2.p, payload, n) == 0));
-        CHECK(wk_iltp_decoder_finish(d2, NULL, &err) == WK_DONE);
-        free(dec2.p);
+        wk_contract_iltp *m2 = adapter_for(enc, dbe == WK_ILTP_BACKEND_ISAL ? WK_ILTP_BACKEND_ZLIB : WK_ILTP_BACKEND_ISAL);
+        static const uint8_t none[1] = {0};
+        wk_contract_outcome o = fuzz_drive(&wk_contract_iltp_decoder_ops, m2, NULL, w1.p ? w1.p : none, w1.n,
+                                           1 + (size_t)(rng_next(&rng) % 4096), 0);
+        decoded_payload(&o, enc, &w1, payload, n);
     }
 
     /* framing */
@@ -311,14 +330,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* same plan after reset, roomy views: identical bytes */
     CHECK(wk_iltp_encoder_reset(e, &err) == WK_OK);
-    buf w2 = encode_plan(e, NULL, plan, nsteps, payload, &rng, 0, view, dview, NULL);
+    buf w2 = encode_plan(e, plan, nsteps, payload, &rng, 0, view, NULL, NULL, NULL);
     CHECK(w1.n == w2.n && (w1.n == 0 || memcmp(w1.p, w2.p, w1.n) == 0));
 
     free(w1.p);
     free(w2.p);
-    free(dec.p);
     free(view);
-    free(dview);
+    free(fw);
+    free(fp);
     free(plan);
     return 0;
 }

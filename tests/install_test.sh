@@ -61,7 +61,7 @@ cat > "$tmp/consumer.c" <<'C'
 int main(void)
 {
     uint8_t h[32];
-    wk_blake3(wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN, h);
+    wk_blake3(wk_iltp_dictionary_get(), WK_ILTP_DICTIONARY_LEN, h);
     char hex[65];
     wk_hex_encode(h, 32, hex);
     printf("%s %s\n", wk_version(), hex);

@@ -61,16 +61,16 @@ typedef enum wk_iltp_encoding {
 #define WK_ILTP_TOKEN_MAX 32 /* a token is [a-z][a-z0-9]{0,31} */
 
 /* Token text of an implemented encoding ("identity", "deflate12c", "zstd20c"); NULL otherwise. */
-const char *wk_iltp_encoding_token(wk_iltp_encoding enc);
+const char *wk_iltp_encoding_name(wk_iltp_encoding enc);
 /* The encoding a token names; WK_ILTP_UNKNOWN for any other text. */
-wk_iltp_encoding wk_iltp_encoding_from_token(const char *tok, size_t len);
+wk_iltp_encoding wk_iltp_encoding_lookup(const char *tok, size_t len);
 
 /* ---------------------------------------------------------------------------------------------
  * The dictionary (830 bytes, built from the seed's fragments)
  * ------------------------------------------------------------------------------------------- */
 #define WK_ILTP_DICTIONARY_LEN 830
 /* The dictionary bytes (static storage, WK_ILTP_DICTIONARY_LEN bytes). */
-const uint8_t *wk_iltp_dictionary(void);
+const uint8_t *wk_iltp_dictionary_get(void);
 
 /* ---------------------------------------------------------------------------------------------
  * Offers: a Decode or Encode token list. The struct borrows the list text from the caller
@@ -268,7 +268,7 @@ uint64_t wk_iltp_decoder_produced(const wk_iltp_decoder *d);
  * - Record header lines (glyph, By, Mark, Plex fields, Data-Length) are at most 1024 bytes
  *   excluding LF. A Plex field is `Name: value` with Name [A-Za-z][A-Za-z0-9-]* and a value of
  *   UTF-8 without C0 controls (may be empty). Mark is a nonempty value of the same kind.
- * - P and S hashes are not checked by default (unconfirmed rule); see wk_iltp_record_hash_ok.
+ * - P and S hashes are not checked by default (unconfirmed rule); see wk_iltp_record_hash_check.
  * ------------------------------------------------------------------------------------------- */
 #define WK_ILTP_ITEM_CAP ((size_t)64 << 20)
 #define WK_ILTP_FACT_LINE_CAP 1024
@@ -429,7 +429,7 @@ wk_result wk_iltp_item_decoder_finish(wk_iltp_item_decoder *d, const wk_in *rest
 
 /* For P and S records: whether the glyph hash equals BLAKE3 of the content (the presumed rule,
  * not enforced by the decoder). Blob hashes are always enforced. */
-bool wk_iltp_record_hash_ok(const wk_iltp_record *r);
+bool wk_iltp_record_hash_check(const wk_iltp_record *r);
 
 /* ---------------------------------------------------------------------------------------------
  * Item encoding: canonical bytes, whole items only (never half an item), caps enforced.
@@ -460,14 +460,15 @@ bool wk_iltp_ref_parse(const uint8_t *p, size_t n, char type, uint8_t hash[32]);
 #define WK_ILTP_BLOB_CONTENT_HEAD_MAX 40
 /* Writes "Data-Length: <len>\n\n" into out (NUL-terminated, at most WK_ILTP_BLOB_CONTENT_HEAD_MAX
  * bytes with the NUL) and returns its length without the NUL. */
-size_t wk_iltp_blob_content_head(uint64_t len, char out[WK_ILTP_BLOB_CONTENT_HEAD_MAX]);
+size_t wk_iltp_blob_content_head_format(uint64_t len, char out[WK_ILTP_BLOB_CONTENT_HEAD_MAX]);
 
 #define WK_ILTP_BLOB_HEAD_MAX 96
 /* BLAKE3 of a Blob's content for data[0..len). */
 void wk_iltp_blob_hash(const uint8_t *data, size_t len, uint8_t hash[32]);
 /* Writes the glyph line and "Data-Length: N\n\n" for a Blob of len bytes with the given hash
  * into head (WK_ILTP_BLOB_HEAD_MAX bytes); returns its length. The data follows it. */
-size_t wk_iltp_blob_head(const uint8_t hash[32], size_t len, uint8_t head[WK_ILTP_BLOB_HEAD_MAX]);
+size_t wk_iltp_blob_head_format(const uint8_t hash[32], size_t len,
+                                uint8_t head[WK_ILTP_BLOB_HEAD_MAX]);
 /* Whole Blob record size for len data bytes. */
 size_t wk_iltp_blob_record_size(size_t len);
 /* Writes the whole Blob record (hash computed): WK_DONE, WK_NEED_OUTPUT with out untouched, or
@@ -596,7 +597,7 @@ typedef struct wk_iltp_nonce_gen {
 wk_code wk_iltp_nonce_gen_init(wk_iltp_nonce_gen *g, const uint8_t seed[32], uint64_t first,
                                wk_error *err);
 /* The raw candidate for one sequence value (no skipping, no state). */
-void wk_iltp_nonce_candidate(const uint8_t seed[32], uint64_t sequence, uint8_t out[32]);
+void wk_iltp_nonce_candidate_derive(const uint8_t seed[32], uint64_t sequence, uint8_t out[32]);
 /* Derives the next usable nonce into out, skipping all-zero candidates and one equal to
  * peer_nonce (NULL if none is known). Sets *used_sequence (may be NULL) to the sequence value
  * that produced it. WK_ERR_ILTP_NONCE_EXHAUSTED (Integration) when no value is left. */

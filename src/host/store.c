@@ -97,7 +97,7 @@ static bool name_to_hash(const char *name, uint8_t hash[32])
 static void blob_hash_begin(wk_blake3_hasher *h, uint64_t len)
 {
     char head[WK_ILTP_BLOB_CONTENT_HEAD_MAX];
-    size_t hl = wk_iltp_blob_content_head(len, head);
+    size_t hl = wk_iltp_blob_content_head_format(len, head);
     wk_blake3_init(h);
     wk_blake3_update(h, head, hl);
 }

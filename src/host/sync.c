@@ -135,7 +135,7 @@ static void summary(conn *c, const char *outcome, const wk_error *failure)
         sv->progress_shown = false;
     }
     clear_progress(sv);
-    const char *eo = wk_iltp_encoding_token(st.enc_out), *ei = wk_iltp_encoding_token(st.enc_in);
+    const char *eo = wk_iltp_encoding_name(st.enc_out), *ei = wk_iltp_encoding_name(st.enc_in);
     fprintf(sv->log, "session %d send: %s, %llu items, %llu raw bytes, %llu wire bytes, %llu Blobs; %s\n", c->id,
             eo, (unsigned long long)st.items_out, (unsigned long long)st.raw_out,
             (unsigned long long)st.wire_out, (unsigned long long)st.blobs_out, outcome);

@@ -69,4 +69,4 @@ static const char dictionary[] =
 
 _Static_assert(sizeof dictionary - 1 == WK_ILTP_DICTIONARY_LEN, "the dictionary is 830 bytes");
 
-const uint8_t *wk_iltp_dictionary(void) { return (const uint8_t *)dictionary; }
+const uint8_t *wk_iltp_dictionary_get(void) { return (const uint8_t *)dictionary; }

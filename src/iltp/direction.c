@@ -154,7 +154,7 @@ static wk_result compressed_items(wk_iltp_reader *r, wk_in *in, wk_iltp_item *it
             if (e.code == WK_ERR_ILTP_PREFACE_ENCODED) return rfail(r, err, &e);
             char m[sizeof e.msg];
             snprintf(m, sizeof m, "%s", e.msg);
-            snprintf(e.msg, sizeof e.msg, "%.80s (decoded %s stream offset)", m, wk_iltp_encoding_token(r->enc));
+            snprintf(e.msg, sizeof e.msg, "%.80s (decoded %s stream offset)", m, wk_iltp_encoding_name(r->enc));
             return rfail(r, err, &e);
         }
         if (res == WK_DONE) {

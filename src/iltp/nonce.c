@@ -31,7 +31,7 @@ wk_code wk_iltp_nonce_gen_init(wk_iltp_nonce_gen *g, const uint8_t seed[32], uin
     return WK_OK;
 }
 
-void wk_iltp_nonce_candidate(const uint8_t seed[32], uint64_t sequence, uint8_t out[32])
+void wk_iltp_nonce_candidate_derive(const uint8_t seed[32], uint64_t sequence, uint8_t out[32])
 {
     uint8_t input[NONCE_INPUT_LEN];
     memcpy(input, NONCE_CONTEXT, NONCE_CONTEXT_LEN);
@@ -53,7 +53,7 @@ wk_code wk_iltp_nonce_gen_next(wk_iltp_nonce_gen *g, const uint8_t *peer_nonce, 
         /* consume the value before using it: UINT64_MAX is usable once, then nothing is left */
         if (seq == UINT64_MAX) g->exhausted = true;
         else g->next = seq + 1;
-        wk_iltp_nonce_candidate(g->seed, seq, cand);
+        wk_iltp_nonce_candidate_derive(g->seed, seq, cand);
         if (all_zero(cand, sizeof cand)) continue;
         if (peer_nonce && memcmp(cand, peer_nonce, sizeof cand) == 0) continue;
         memcpy(out, cand, sizeof cand);

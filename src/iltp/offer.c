@@ -4,13 +4,13 @@
 
 static const char *const tokens[] = {"identity", "deflate12c", "zstd20c"};
 
-const char *wk_iltp_encoding_token(wk_iltp_encoding enc)
+const char *wk_iltp_encoding_name(wk_iltp_encoding enc)
 {
     if (enc < WK_ILTP_IDENTITY || enc > WK_ILTP_ZSTD20C) return NULL;
     return tokens[enc];
 }
 
-wk_iltp_encoding wk_iltp_encoding_from_token(const char *tok, size_t len)
+wk_iltp_encoding wk_iltp_encoding_lookup(const char *tok, size_t len)
 {
     for (int i = 0; i < 3; i++)
         if (strlen(tokens[i]) == len && memcmp(tokens[i], tok, len) == 0) return (wk_iltp_encoding)i;
@@ -92,7 +92,7 @@ static wk_code offer_build(const wk_iltp_encoding *encs, size_t n, char buf[OFFE
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
         if (encs[i] == WK_ILTP_IDENTITY) continue;
-        const char *t = wk_iltp_encoding_token(encs[i]);
+        const char *t = wk_iltp_encoding_name(encs[i]);
         if (!t) return wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "encs[%zu] is not an implemented encoding", i);
         size_t tl = strlen(t);
         wk_iltp_offer sofar = {buf, o, 0};
@@ -131,7 +131,7 @@ wk_iltp_encoding wk_iltp_offer_select(const wk_iltp_offer *a_encode, const wk_il
         if (wk_iltp_offer_contains(b_decode, t, n)) {
             *tok = t;
             *tok_len = n;
-            return wk_iltp_encoding_from_token(t, n);
+            return wk_iltp_encoding_lookup(t, n);
         }
     }
     *tok = tokens[WK_ILTP_IDENTITY];

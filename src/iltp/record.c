@@ -28,7 +28,7 @@ bool wk_iltp_ref_parse(const uint8_t *p, size_t n, char type, uint8_t hash[32])
            wk_b64a_decode((const char *)p + REF_HASH_AT, WK_ILTP_NONCE_TEXT_LEN, hash, 32, &got, NULL) == WK_OK;
 }
 
-size_t wk_iltp_blob_content_head(uint64_t len, char out[WK_ILTP_BLOB_CONTENT_HEAD_MAX])
+size_t wk_iltp_blob_content_head_format(uint64_t len, char out[WK_ILTP_BLOB_CONTENT_HEAD_MAX])
 {
     return (size_t)snprintf(out, WK_ILTP_BLOB_CONTENT_HEAD_MAX, "Data-Length: %llu\n\n", (unsigned long long)len);
 }
@@ -36,7 +36,7 @@ size_t wk_iltp_blob_content_head(uint64_t len, char out[WK_ILTP_BLOB_CONTENT_HEA
 void wk_iltp_blob_hash(const uint8_t *data, size_t len, uint8_t hash[32])
 {
     char head[WK_ILTP_BLOB_CONTENT_HEAD_MAX];
-    size_t hl = wk_iltp_blob_content_head(len, head);
+    size_t hl = wk_iltp_blob_content_head_format(len, head);
     wk_blake3_hasher h;
     wk_blake3_init(&h);
     wk_blake3_update(&h, head, hl);
@@ -44,13 +44,13 @@ void wk_iltp_blob_hash(const uint8_t *data, size_t len, uint8_t hash[32])
     wk_blake3_finalize(&h, hash, 32);
 }
 
-size_t wk_iltp_blob_head(const uint8_t hash[32], size_t len, uint8_t head[WK_ILTP_BLOB_HEAD_MAX])
+size_t wk_iltp_blob_head_format(const uint8_t hash[32], size_t len, uint8_t head[WK_ILTP_BLOB_HEAD_MAX])
 {
     memcpy(head, WK_ILTP_RECORD_LEAD, WK_ILTP_RECORD_LEAD_LEN);
     wk_iltp_ref_format('B', hash, (char *)head + WK_ILTP_RECORD_LEAD_LEN);
     head[GLYPH_LINE_LEN - 1] = '\n';
     char ch[WK_ILTP_BLOB_CONTENT_HEAD_MAX];
-    size_t hl = wk_iltp_blob_content_head(len, ch);
+    size_t hl = wk_iltp_blob_content_head_format(len, ch);
     memcpy(head + GLYPH_LINE_LEN, ch, hl);
     return GLYPH_LINE_LEN + hl;
 }
@@ -58,7 +58,7 @@ size_t wk_iltp_blob_head(const uint8_t hash[32], size_t len, uint8_t head[WK_ILT
 size_t wk_iltp_blob_record_size(size_t len)
 {
     char ch[WK_ILTP_BLOB_CONTENT_HEAD_MAX];
-    return GLYPH_LINE_LEN + wk_iltp_blob_content_head(len, ch) + len;
+    return GLYPH_LINE_LEN + wk_iltp_blob_content_head_format(len, ch) + len;
 }
 
 wk_result wk_iltp_blob_encode(const uint8_t *data, size_t len, wk_out *out, wk_error *err)
@@ -72,7 +72,7 @@ wk_result wk_iltp_blob_encode(const uint8_t *data, size_t len, wk_out *out, wk_e
     if (out->size - out->pos < need) return WK_NEED_OUTPUT;
     uint8_t hash[32], head[WK_ILTP_BLOB_HEAD_MAX];
     wk_iltp_blob_hash(data, len, hash);
-    size_t hl = wk_iltp_blob_head(hash, len, head);
+    size_t hl = wk_iltp_blob_head_format(hash, len, head);
     memcpy(out->dst + out->pos, head, hl);
     if (len) memcpy(out->dst + out->pos + hl, data, len);
     out->pos += hl + len;
@@ -93,7 +93,7 @@ static bool plex_ok(const wk_iltp_plex *p)
     return memcmp(h, p->hash, 32) == 0 && blob_ok(&p->blob);
 }
 
-bool wk_iltp_record_hash_ok(const wk_iltp_record *r)
+bool wk_iltp_record_hash_check(const wk_iltp_record *r)
 {
     if (r->type == 'B') return blob_ok(&r->blob);
     if (r->type == 'P') return plex_ok(&r->plex);

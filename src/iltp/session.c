@@ -923,7 +923,7 @@ static wk_result resp_step(wk_iltp_session *s, wk_in *in, wk_out *out, wk_error 
             return sfail_code(s, err, WK_ERR_ILTP_STORE, WK_NO_OFFSET, "an advertised Blob is no longer in the store");
         s->tx_len = len;
         s->tx_off = 0;
-        size_t hl = wk_iltp_blob_head(s->tx_hash, (size_t)len, s->stage);
+        size_t hl = wk_iltp_blob_head_format(s->tx_hash, (size_t)len, s->stage);
         s->cur = (wk_in){s->stage, hl, 0};
         s->cur_active = true;
         s->cur_flush = false;
@@ -1166,7 +1166,7 @@ wk_iltp_session *wk_iltp_session_create(const wk_iltp_session_params *p, uint64_
         size_t pos = 0, n;
         const char *t;
         while (wk_iltp_offer_next(offers[i], &pos, &t, &n))
-            if (wk_iltp_encoding_from_token(t, n) == WK_ILTP_UNKNOWN) {
+            if (wk_iltp_encoding_lookup(t, n) == WK_ILTP_UNKNOWN) {
                 wk_error_set(err, WK_ERR_USAGE, WK_NO_OFFSET, "this build does not implement '%.*s'", (int)n, t);
                 goto fail;
             }

@@ -140,7 +140,7 @@ wk_code wk_iltp_encoder_reset(wk_iltp_encoder *e, wk_error *err)
         c = wk_iltp_isal_encoder_reset(e, &e->failure);
     } else if (e->enc == WK_ILTP_DEFLATE12C) {
         if (deflateReset(&e->z) != Z_OK ||
-            deflateSetDictionary(&e->z, wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN) != Z_OK)
+            deflateSetDictionary(&e->z, wk_iltp_dictionary_get(), WK_ILTP_DICTIONARY_LEN) != Z_OK)
             c = wk_error_set(&e->failure, WK_ERR_BACKEND, WK_NO_OFFSET, "deflate reset failed");
     } else if (e->enc == WK_ILTP_ZSTD20C) {
         c = wk_iltp_zstd_encoder_reset(e, &e->failure);
@@ -342,7 +342,7 @@ wk_code wk_iltp_decoder_reset(wk_iltp_decoder *d, wk_error *err)
     if (d->enc == WK_ILTP_DEFLATE12C) {
         /* zlib's window is allocated here (by the dictionary), never inside a decode step */
         int zr = inflateReset(&d->z);
-        if (zr == Z_OK) zr = inflateSetDictionary(&d->z, wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN);
+        if (zr == Z_OK) zr = inflateSetDictionary(&d->z, wk_iltp_dictionary_get(), WK_ILTP_DICTIONARY_LEN);
         if (zr != Z_OK)
             c = wk_error_set(err, zr == Z_MEM_ERROR ? WK_ERR_NOMEM : WK_ERR_BACKEND, WK_NO_OFFSET,
                              "inflate reset failed (%d)", zr);

@@ -47,7 +47,7 @@ wk_code wk_iltp_zstd_encoder_reset(wk_iltp_encoder *e, wk_error *err)
 {
     if (ZSTD_isError(ZSTD_CCtx_reset(e->zc, ZSTD_reset_session_only)))
         return wk_error_set(err, WK_ERR_BACKEND, WK_NO_OFFSET, "zstd reset failed");
-    if (ZSTD_isError(ZSTD_CCtx_refPrefix_advanced(e->zc, wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN,
+    if (ZSTD_isError(ZSTD_CCtx_refPrefix_advanced(e->zc, wk_iltp_dictionary_get(), WK_ILTP_DICTIONARY_LEN,
                                                   ZSTD_dct_rawContent)))
         return wk_error_set(err, WK_ERR_BACKEND, WK_NO_OFFSET, "ZSTD_CCtx_refPrefix failed");
     /* Start the frame now with an unknown source size: an end mark as the very first call
@@ -143,7 +143,7 @@ wk_code wk_iltp_zstd_decoder_reset(wk_iltp_decoder *d, wk_error *err)
     d->zunit = Z_FRAME_HEADER;
     /* the dictionary does not begin with the dictionary magic, so libzstd takes it as raw
      * content: history before the first byte, default entropy tables (as refPrefix does) */
-    if (ZSTD_isError(ZSTD_decompressBegin_usingDict(d->zd, wk_iltp_dictionary(), WK_ILTP_DICTIONARY_LEN)))
+    if (ZSTD_isError(ZSTD_decompressBegin_usingDict(d->zd, wk_iltp_dictionary_get(), WK_ILTP_DICTIONARY_LEN)))
         return wk_error_set(err, WK_ERR_BACKEND, WK_NO_OFFSET, "zstd decoder reset failed");
     return WK_OK;
 }

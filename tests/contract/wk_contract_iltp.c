@@ -58,17 +58,41 @@ static bool dec_reset(void *obj, void *ctx)
 {
     (void)ctx;
     wk_contract_iltp *m = obj;
-    wk_contract_iltp_release(m);
     run_state_clear(m);
-    wk_iltp_decoder_params p = {m->allocator, m->backend};
+    m->ended[1] = m->ended[0];
+    m->ended[0] = false;
+    uint8_t *k = m->keep[1]; /* the last run's bytes become the previous run's */
+    m->keep[1] = m->keep[0];
+    m->keep[0] = k;
+    m->kept[1] = m->kept[0];
+    m->kept[0] = 0;
     wk_error e;
+    if (m->reuse && m->dec) return wk_iltp_decoder_reset(m->dec, &e) == WK_OK;
+    wk_contract_iltp_release(m);
+    wk_iltp_decoder_params p = {m->allocator, m->backend};
     m->dec = wk_iltp_decoder_create(m->enc, &p, &e);
     return m->dec != NULL;
 }
 
+static void dec_destroy(void *obj, void *ctx)
+{
+    (void)ctx;
+    wk_contract_iltp *m = obj;
+    if (!m->reuse) wk_contract_iltp_release(m);
+}
+
 static wk_result dec_step(void *obj, wk_in *in, wk_out *out, wk_error *err)
 {
-    return wk_iltp_decoder_decode(((wk_contract_iltp *)obj)->dec, in, out, err);
+    wk_contract_iltp *m = obj;
+    size_t pos0 = out->pos;
+    wk_result r = wk_iltp_decoder_decode(m->dec, in, out, err);
+    if (m->keep[0] && out->pos > pos0) {
+        size_t k = out->pos - pos0, room = m->keep_cap - m->kept[0];
+        if (k > room) k = room;
+        memcpy(m->keep[0] + m->kept[0], out->dst + pos0, k);
+        m->kept[0] += k;
+    }
+    return r;
 }
 
 static wk_result dec_finish(void *obj, const wk_in *rest, wk_error *err)
@@ -79,6 +103,7 @@ static wk_result dec_finish(void *obj, const wk_in *rest, wk_error *err)
 static bool dec_end(wk_contract *c, void *obj)
 {
     wk_contract_iltp *m = obj;
+    m->ended[0] = wk_iltp_decoder_ended(m->dec);
     REQ(c, wk_iltp_decoder_produced(m->dec) == c->oc.produced, "produced() %llu, the harness saw %llu",
         (unsigned long long)wk_iltp_decoder_produced(m->dec), (unsigned long long)c->oc.produced);
     if (c->oc.verdict == WK_ERROR) {
@@ -94,7 +119,7 @@ static bool dec_end(wk_contract *c, void *obj)
     return true;
 }
 
-const wk_contract_ops wk_contract_iltp_decoder_ops = {"wk_iltp_decoder", dec_reset, destroy, dec_step,
+const wk_contract_ops wk_contract_iltp_decoder_ops = {"wk_iltp_decoder", dec_reset, dec_destroy, dec_step,
                                                       dec_finish, NULL, dec_end, true, 0};
 
 /* ---- events shared by the item decoder and the reader ---------------------------------------- */
@@ -114,7 +139,7 @@ static bool on_item(wk_contract *c, wk_contract_iltp *m, const wk_iltp_item *it,
         m->next_item = end;
     }
     if (it->kind == WK_ILTP_ITEM_RECORD && it->record.type == 'B')
-        REQ(c, wk_iltp_record_hash_ok(&it->record), "a Blob record whose hash does not hold");
+        REQ(c, wk_iltp_record_hash_check(&it->record), "a Blob record whose hash does not hold");
     m->items_seen++;
     uint64_t f[] = {REC_ITEM, (uint64_t)it->kind, raw ? it->offset : 0, it->len,
                     it->kind == WK_ILTP_ITEM_FACTS ? it->rows : (uint64_t)(uint8_t)it->record.type};

@@ -5,7 +5,8 @@
  *   wk_contract_iltp_decoder_ops  the Lace-065 stream decoder (wk_iltp_decoder_decode /
  *                                 _finish; output, no events). At the end: decoder_produced() and
  *                                 decoder_consumed() equal what the harness saw moved; an error is
- *                                 PeerProtocol with an offset inside the input.
+ *                                 PeerProtocol with an offset inside the input. Optionally keeps
+ *                                 one decoder across runs (reset) and the decoded bytes.
  *   wk_contract_iltp_items_ops    the item decoder (wk_iltp_item_decoder_decode / _finish; events,
  *                                 no output). Every event is an item or (streaming on) a Blob
  *                                 event, never both; an item starts where the previous one ended
@@ -42,6 +43,14 @@ struct wk_contract_iltp {
      * first item of a run has m->items_seen == 1). Return false (after wk_contract_fail) to fail. */
     bool (*on_item)(wk_contract *c, struct wk_contract_iltp *m, const wk_iltp_item *it);
     void *user;
+    /* Stream decoder only (optional). reuse: the decoder made by the first run is kept (destroy
+     * leaves it; wk_contract_iltp_release frees it) and every later run starts with
+     * wk_iltp_decoder_reset, so runs compare a reset decoder with a fresh one. keep[0] / keep[1]
+     * (keep_cap bytes each, given by the caller): the decoded bytes of the last run and of the one
+     * before (kept[] bytes, at most keep_cap); see also ended[] below. */
+    bool reuse;
+    uint8_t *keep[2];
+    size_t keep_cap, kept[2];
     /* The object under test (made by the ops' reset, freed by their destroy). */
     wk_iltp_decoder *dec;
     wk_iltp_item_decoder *items;
@@ -51,6 +60,8 @@ struct wk_contract_iltp {
     uint64_t items_seen, blob_events;
     bool blob_open;
     uint64_t blob_len, blob_done, blob_next;
+    bool ended[2];                  /* decoder: the end mark was seen, in the last run and the one
+                                     * before (set at a run's end) */
 };
 
 extern const wk_contract_ops wk_contract_iltp_decoder_ops;

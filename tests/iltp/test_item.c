@@ -332,7 +332,7 @@ static void test_records(void)
     blob(&b, data, strlen(data));
     CHECK(decode_one((const char *)b.p, b.n, &it, &e, 0, false) == WK_OK && it.len == b.n &&
           it.record.blob.len == strlen(data) && memcmp(it.record.blob.data, data, strlen(data)) == 0);
-    CHECK(wk_iltp_record_hash_ok(&it.record));
+    CHECK(wk_iltp_record_hash_check(&it.record));
     /* a wrong hash */
     b.p[10] = b.p[10] == 'A' ? 'B' : 'A';
     CHECK(decode_one((const char *)b.p, b.n, &it, &e, 0, false) == WK_ERR_ILTP_RECORD_HASH && e.offset == 8);
@@ -398,7 +398,7 @@ static void test_records(void)
     put(&plex, content.p, content.n);
     CHECK(decode_one((const char *)plex.p, plex.n, &it, &e, 0, false) == WK_OK);
     CHECK(it.record.type == 'P' && it.record.plex.field_count == 4 && it.record.blob.len == 0 &&
-          it.record.plex.content_len == content.n && wk_iltp_record_hash_ok(&it.record));
+          it.record.plex.content_len == content.n && wk_iltp_record_hash_check(&it.record));
     buf seal = {0}, sc = {0};
     snprintf(s, sizeof s, "By: V.%s.H3\nMark: sig-%s\n", N0, N0);
     puts_(&sc, s);
@@ -413,10 +413,10 @@ static void test_records(void)
     put(&seal, sc.p, sc.n);
     CHECK(decode_one((const char *)seal.p, seal.n, &it, &e, 0, false) == WK_OK);
     CHECK(it.record.type == 'S' && it.record.seal.mark_len == 47 && it.record.seal.plex.field_count == 4 &&
-          wk_iltp_record_hash_ok(&it.record));
+          wk_iltp_record_hash_check(&it.record));
     /* P and S hashes are not enforced by default, only offered */
     seal.p[12] = seal.p[12] == 'A' ? 'B' : 'A';
-    CHECK(decode_one((const char *)seal.p, seal.n, &it, &e, 0, false) == WK_OK && !wk_iltp_record_hash_ok(&it.record));
+    CHECK(decode_one((const char *)seal.p, seal.n, &it, &e, 0, false) == WK_OK && !wk_iltp_record_hash_check(&it.record));
     /* nesting rules */
     snprintf(s, sizeof s, "\xF0\x9F\x96\xA7: S.%s.H3\nBy: V.%s.H3\nMark: m\n\xF0\x9F\x96\xA7: B.%s.H3\nData-Length: 0\n\n", N0, N0, N0);
     CHECK(decode_one(s, strlen(s), &it, &e, 0, false) == WK_ERR_ILTP_RECORD);

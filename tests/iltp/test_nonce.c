@@ -104,7 +104,7 @@ static void test_against_b3sum(void)
     for (size_t s = 0; s < 3; s++) {
         for (size_t i = 0; i < sizeof seqs / sizeof seqs[0]; i++) {
             uint8_t want[32], got[32];
-            wk_iltp_nonce_candidate(seeds[s], seqs[i], got);
+            wk_iltp_nonce_candidate_derive(seeds[s], seqs[i], got);
             if (!b3sum_nonce(seeds[s], seqs[i], want)) {
                 if (have_b3sum == 1) CHECKF(0, "b3sum failed for seed %zu sequence %llu", s,
                                             (unsigned long long)seqs[i]);
@@ -134,7 +134,7 @@ static void test_pinned(void)
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
         uint8_t want[32], got[32];
         hex_to(v[i].hex, want);
-        wk_iltp_nonce_candidate(v[i].seed, v[i].seq, got);
+        wk_iltp_nonce_candidate_derive(v[i].seed, v[i].seq, got);
         CHECKF(memcmp(want, got, 32) == 0, "pinned vector %zu", i);
     }
 }
@@ -150,14 +150,14 @@ static void test_sequence(void)
         uint64_t used = 99;
         CHECK(wk_iltp_nonce_gen_next(&g, NULL, n[i], &used, &err) == WK_OK);
         CHECK(used == i);
-        wk_iltp_nonce_candidate(seed_count, i, c);
+        wk_iltp_nonce_candidate_derive(seed_count, i, c);
         CHECK_MEM(n[i], c, 32);
     }
     CHECK(g.next == 3);
     CHECK(memcmp(n[0], n[1], 32) != 0 && memcmp(n[1], n[2], 32) != 0 && memcmp(n[0], n[2], 32) != 0);
     /* used_sequence may be NULL */
     CHECK(wk_iltp_nonce_gen_next(&g, NULL, n[0], NULL, &err) == WK_OK);
-    wk_iltp_nonce_candidate(seed_count, 3, c);
+    wk_iltp_nonce_candidate_derive(seed_count, 3, c);
     CHECK_MEM(n[0], c, 32);
 
     /* a different seed gives different nonces; the seed is copied */
@@ -166,16 +166,16 @@ static void test_sequence(void)
     CHECK(wk_iltp_nonce_gen_init(&g, seed, 0, &err) == WK_OK);
     memset(seed, 0, 32);
     CHECK(wk_iltp_nonce_gen_next(&g, NULL, n[1], NULL, &err) == WK_OK);
-    wk_iltp_nonce_candidate(seed_ff, 0, c);
+    wk_iltp_nonce_candidate_derive(seed_ff, 0, c);
     CHECK_MEM(n[1], c, 32);
-    wk_iltp_nonce_candidate(seed_count, 0, c);
+    wk_iltp_nonce_candidate_derive(seed_count, 0, c);
     CHECK(memcmp(n[1], c, 32) != 0);
 
     /* a start other than 0 */
     CHECK(wk_iltp_nonce_gen_init(&g, seed_one, 1000, &err) == WK_OK);
     uint64_t used = 0;
     CHECK(wk_iltp_nonce_gen_next(&g, NULL, n[0], &used, &err) == WK_OK && used == 1000);
-    wk_iltp_nonce_candidate(seed_one, 1000, c);
+    wk_iltp_nonce_candidate_derive(seed_one, 1000, c);
     CHECK_MEM(n[0], c, 32);
 }
 
@@ -184,8 +184,8 @@ static void test_peer_skip(void)
     wk_iltp_nonce_gen g;
     wk_error err;
     uint8_t peer[32], out[32], c1[32];
-    wk_iltp_nonce_candidate(seed_count, 0, peer);
-    wk_iltp_nonce_candidate(seed_count, 1, c1);
+    wk_iltp_nonce_candidate_derive(seed_count, 0, peer);
+    wk_iltp_nonce_candidate_derive(seed_count, 1, c1);
 
     CHECK(wk_iltp_nonce_gen_init(&g, seed_count, 0, &err) == WK_OK);
     uint64_t used = 99;
@@ -203,8 +203,8 @@ static void test_peer_skip(void)
 
     /* the skip in the middle of the sequence */
     uint8_t p5[32], c6[32];
-    wk_iltp_nonce_candidate(seed_ff, 5, p5);
-    wk_iltp_nonce_candidate(seed_ff, 6, c6);
+    wk_iltp_nonce_candidate_derive(seed_ff, 5, p5);
+    wk_iltp_nonce_candidate_derive(seed_ff, 6, c6);
     CHECK(wk_iltp_nonce_gen_init(&g, seed_ff, 5, &err) == WK_OK);
     CHECK(wk_iltp_nonce_gen_next(&g, p5, out, &used, &err) == WK_OK && used == 6);
     CHECK_MEM(out, c6, 32);
@@ -228,7 +228,7 @@ static void test_exhaustion(void)
     wk_error err;
     uint8_t out[32], cmax[32];
     uint64_t used = 0;
-    wk_iltp_nonce_candidate(seed_count, UINT64_MAX, cmax);
+    wk_iltp_nonce_candidate_derive(seed_count, UINT64_MAX, cmax);
 
     /* UINT64_MAX is usable exactly once */
     CHECK(wk_iltp_nonce_gen_init(&g, seed_count, UINT64_MAX, &err) == WK_OK);
@@ -247,7 +247,7 @@ static void test_exhaustion(void)
 
     /* UINT64_MAX - 1 skipped for the peer, UINT64_MAX used, then nothing */
     uint8_t cmax1[32];
-    wk_iltp_nonce_candidate(seed_count, UINT64_MAX - 1, cmax1);
+    wk_iltp_nonce_candidate_derive(seed_count, UINT64_MAX - 1, cmax1);
     CHECK(wk_iltp_nonce_gen_init(&g, seed_count, UINT64_MAX - 1, &err) == WK_OK);
     CHECK(wk_iltp_nonce_gen_next(&g, cmax1, out, &used, &err) == WK_OK && used == UINT64_MAX);
     CHECK_MEM(out, cmax, 32);

@@ -29,13 +29,13 @@ static const char *sel(const char *a_encode, const char *b_decode)
 
 static void test_tokens(void)
 {
-    CHECK(wk_iltp_encoding_from_token("identity", 8) == WK_ILTP_IDENTITY);
-    CHECK(wk_iltp_encoding_from_token("deflate12c", 10) == WK_ILTP_DEFLATE12C);
-    CHECK(wk_iltp_encoding_from_token("zstd20c", 7) == WK_ILTP_ZSTD20C);
-    CHECK(wk_iltp_encoding_from_token("zstd20", 6) == WK_ILTP_UNKNOWN);
-    CHECK(wk_iltp_encoding_from_token("ZSTD20C", 7) == WK_ILTP_UNKNOWN);
-    CHECK(strcmp(wk_iltp_encoding_token(WK_ILTP_ZSTD20C), "zstd20c") == 0);
-    CHECK(wk_iltp_encoding_token(WK_ILTP_UNKNOWN) == NULL);
+    CHECK(wk_iltp_encoding_lookup("identity", 8) == WK_ILTP_IDENTITY);
+    CHECK(wk_iltp_encoding_lookup("deflate12c", 10) == WK_ILTP_DEFLATE12C);
+    CHECK(wk_iltp_encoding_lookup("zstd20c", 7) == WK_ILTP_ZSTD20C);
+    CHECK(wk_iltp_encoding_lookup("zstd20", 6) == WK_ILTP_UNKNOWN);
+    CHECK(wk_iltp_encoding_lookup("ZSTD20C", 7) == WK_ILTP_UNKNOWN);
+    CHECK(strcmp(wk_iltp_encoding_name(WK_ILTP_ZSTD20C), "zstd20c") == 0);
+    CHECK(wk_iltp_encoding_name(WK_ILTP_UNKNOWN) == NULL);
 }
 
 static void test_offer_parse(void)

@@ -10,6 +10,7 @@
 #include "wk_test.h"
 #include "wk_alloc_wrap.h"
 #include "contract/wk_contract_alloc.h"
+#include "contract/wk_contract.h"
 #include <wirekit/iltp.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -250,6 +251,20 @@ typedef struct run_opts {
 
 static int reprefaced;
 
+/* The bytes side1 sent in a run (recording on): a peer transcript for side0 to receive again. */
+static bool recording;
+static uint8_t *rec;
+static size_t rec_n, rec_cap;
+static void rec_put(const uint8_t *p, size_t n)
+{
+    if (rec_n + n > rec_cap) {
+        rec_cap = (rec_n + n) * 2;
+        rec = xrealloc(rec, rec_cap);
+    }
+    memcpy(rec + rec_n, p, n);
+    rec_n += n;
+}
+
 /* Runs both ends until both reach fixed point and close, or something fails. Returns steps. */
 static int run(end e[2], const run_opts *o, uint64_t *total_rounds)
 {
@@ -300,6 +315,7 @@ static int run(end e[2], const run_opts *o, uint64_t *total_rounds)
                     if (n == (size_t)-1) { disconnect = true; n = 0; }
                 }
                 sent_total[i] += out.pos;
+                if (i == 1 && recording) rec_put(tmp, n);
                 if (n) {
                     if (me->pn + n > me->pcap) { me->pcap = (me->pn + n) * 2; me->pipe = realloc(me->pipe, me->pcap); }
                     memcpy(me->pipe + me->pn, tmp, n);
@@ -1087,6 +1103,214 @@ static void test_quiesce(void)
     cleanup(e);
 }
 
+/* ---- the receive direction on the contract harness ----
+ * wk_iltp_session_recv is a streaming step without output: (s, in, NULL, err) -> wk_result, with
+ * received Blobs as WK_EVENT. Its only departure from the harness's shape is WK_NEED_OUTPUT
+ * ("drain send first"), which the contract keeps for a full output view: the adapter drains send
+ * before every recv call (serving BLOB_READ from the store, discarding the bytes) and calls recv
+ * again after a NEED_OUTPUT, so the harness sees an object without output. The input is side1's
+ * bytes recorded in a run (a peer transcript); a fresh side0 with the same parameters and store
+ * receives it, so it makes the same requests and answers as the side0 of that run did. On every
+ * event the adapter checks the Blob events (BEGIN, DATA slices contiguous, END at the length with
+ * the hash of the bytes) and stores the Blob; at the end a clean verdict means the session is
+ * CLOSED with the union of the stores. */
+typedef struct sreplay {
+    const run_opts *o;
+    mstore initial, store; /* side0's store before the run; the replaying session's */
+    size_t want;           /* Blobs at the end of a clean run */
+    wk_iltp_session *s;
+    uint8_t *rx;           /* the Blob being received */
+    size_t rx_n, rx_cap;
+    bool rx_open;
+    wk_in tx_in;
+} sreplay;
+
+static void mcopy(mstore *to, const mstore *from)
+{
+    for (size_t i = 0; i < from->n; i++) add(to, from->b[i].d, from->b[i].n);
+}
+
+static void sr_destroy(void *obj, void *ctx)
+{
+    (void)ctx;
+    sreplay *r = obj;
+    wk_iltp_session_destroy(r->s);
+    r->s = NULL;
+    mfree(&r->store);
+}
+
+static bool sr_reset(void *obj, void *ctx)
+{
+    sreplay *r = obj;
+    sr_destroy(obj, ctx);
+    mcopy(&r->store, &r->initial);
+    wk_iltp_session_params p;
+    params(&p, 0, r->o->form, r->o->dec[0], r->o->enc[0], &r->store);
+    p.budget_round = r->o->budget_round;
+    wk_error e;
+    r->s = wk_iltp_session_create(&p, 0, &e);
+    r->rx_n = 0;
+    r->rx_open = false;
+    r->tx_in = (wk_in){NULL, 0, 0};
+    return r->s != NULL;
+}
+
+/* Drains send (what side0 would put on the carrier), serving BLOB_READ from the store. */
+static wk_result sr_drain(sreplay *r, wk_error *err)
+{
+    static uint8_t sink[65536];
+    for (;;) {
+        wk_out out = {sink, sizeof sink, 0};
+        wk_result x = wk_iltp_session_send(r->s, &r->tx_in, &out, err);
+        if (x == WK_NEED_OUTPUT) continue;
+        if (x != WK_EVENT) return x;
+        const wk_iltp_session_event *ev = wk_iltp_session_event_get(r->s);
+        blob *b = ev->kind == WK_ILTP_SESSION_BLOB_READ ? find(&r->store, ev->hash) : NULL;
+        CHECK(b && ev->offset <= b->n);
+        r->tx_in = (wk_in){b->d + ev->offset, b->n - (size_t)ev->offset, 0};
+    }
+}
+
+static wk_result sr_step(void *obj, wk_in *in, wk_out *out, wk_error *err)
+{
+    sreplay *r = obj;
+    (void)out;
+    for (int k = 0; k < 1000; k++) {
+        if (wk_iltp_session_state_get(r->s) != WK_ILTP_SESSION_FAILED && sr_drain(r, err) == WK_ERROR)
+            return WK_ERROR;
+        size_t p0 = in->pos;
+        wk_result x = wk_iltp_session_recv(r->s, in, NULL, err);
+        if (x != WK_NEED_OUTPUT) return x;
+        CHECK(in->pos > p0 || wk_iltp_session_wants_send(r->s)); /* draining lets it go on */
+    }
+    CHECK(!"recv asks for output forever");
+    return WK_ERROR;
+}
+
+static wk_result sr_finish(void *obj, const wk_in *rest, wk_error *err)
+{
+    sreplay *r = obj;
+    if (wk_iltp_session_state_get(r->s) != WK_ILTP_SESSION_FAILED && sr_drain(r, err) == WK_ERROR)
+        return WK_ERROR;
+    return wk_iltp_session_finish(r->s, rest, err);
+}
+
+static bool sr_event(wk_contract *c, void *obj)
+{
+    sreplay *r = obj;
+    const wk_iltp_session_event *ev = wk_iltp_session_event_get(r->s);
+    uint64_t f[4] = {(uint64_t)ev->kind, ev->length, ev->offset, 0};
+    switch (ev->kind) {
+    case WK_ILTP_SESSION_BLOB_BEGIN:
+        if (r->rx_open) return wk_contract_fail(c, "BLOB_BEGIN inside a Blob");
+        if (ev->length > r->rx_cap) {
+            r->rx_cap = (size_t)ev->length;
+            r->rx = xrealloc(r->rx, r->rx_cap);
+        }
+        r->rx_n = 0;
+        r->rx_open = true;
+        wk_contract_record(c, f, sizeof f);
+        wk_contract_record(c, ev->hash, 32);
+        return true;
+    case WK_ILTP_SESSION_BLOB_DATA:
+        if (!r->rx_open || ev->offset != r->rx_n || r->rx_n + ev->len > r->rx_cap || !ev->len)
+            return wk_contract_fail(c, "BLOB_DATA at %llu (%zu bytes) after %zu bytes",
+                                    (unsigned long long)ev->offset, ev->len, r->rx_n);
+        memcpy(r->rx + r->rx_n, ev->data, ev->len);
+        r->rx_n += ev->len;
+        wk_contract_record(c, ev->data, ev->len); /* the bytes alone: the slicing follows the pushes */
+        return true;
+    case WK_ILTP_SESSION_BLOB_END: {
+        uint8_t h[32];
+        wk_iltp_blob_hash(r->rx, r->rx_n, h);
+        if (!r->rx_open || r->rx_n != ev->length || memcmp(h, ev->hash, 32) != 0)
+            return wk_contract_fail(c, "BLOB_END at %zu bytes of %llu, or a hash that does not hold", r->rx_n,
+                                    (unsigned long long)ev->length);
+        r->rx_open = false;
+        add(&r->store, r->rx, r->rx_n);
+        wk_error e;
+        if (wk_iltp_session_blob_stored(r->s, ev->hash, NULL, &e) != WK_OK)
+            return wk_contract_fail(c, "blob_stored: %s", e.msg);
+        wk_contract_record(c, f, sizeof f);
+        return true;
+    }
+    default:
+        return wk_contract_fail(c, "a %d event from recv", (int)ev->kind);
+    }
+}
+
+static bool sr_end(wk_contract *c, void *obj)
+{
+    sreplay *r = obj;
+    wk_iltp_session_state st = wk_iltp_session_state_get(r->s);
+    if (c->oc.verdict == WK_DONE) {
+        if (st != WK_ILTP_SESSION_CLOSED || r->store.n != r->want)
+            return wk_contract_fail(c, "a clean end in state %s with %zu Blobs (want %zu)",
+                                    wk_iltp_session_state_name(st), r->store.n, r->want);
+    } else if (st != WK_ILTP_SESSION_FAILED) {
+        return wk_contract_fail(c, "an error in state %s", wk_iltp_session_state_name(st));
+    }
+    wk_contract_record_u64(c, (uint64_t)st);
+    wk_contract_record_u64(c, r->store.n);
+    return true;
+}
+
+static const wk_contract_ops session_recv_ops = {"wk_iltp_session_recv", sr_reset, sr_destroy, sr_step,
+                                                 sr_finish, sr_event, sr_end, false, 1u << 20};
+
+static void test_contract_recv(void)
+{
+    struct { int n0, n1; size_t size; wk_iltp_form form; const char *enc1; } cases[] = {
+        {3, 4, 300, WK_ILTP_FORM_0_13, "deflate12c"},
+        {2, 3, 5000, WK_ILTP_FORM_0_13, "zstd20c"},
+        {4, 2, 200, WK_ILTP_FORM_1_0, NULL},
+        {0, 3, 70000, WK_ILTP_FORM_0_13, "deflate12c"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_opts o = base;
+        o.form = cases[i].form;
+        o.enc[1] = cases[i].enc1;
+        if (cases[i].form == WK_ILTP_FORM_1_0) o.dec[0] = o.dec[1] = o.enc[0] = o.enc[1] = NULL;
+        end e[2];
+        memset(e, 0, sizeof e);
+        sreplay r;
+        memset(&r, 0, sizeof r);
+        r.o = &o;
+        fill(&e[0].store, 0, cases[i].n0, cases[i].size);
+        fill(&e[1].store, 2, cases[i].n1, cases[i].size);
+        mcopy(&r.initial, &e[0].store);
+        recording = true;
+        rec_n = 0;
+        run(e, &o, NULL);
+        recording = false;
+        expect_clean(e, "recv on the harness: the recorded run");
+        r.want = e[0].store.n;
+        char why[320];
+        wk_contract_outcome oc;
+        unsigned what = rec_n <= 20000 ? WK_CONTRACT_ALL : WK_CONTRACT_WHOLE | WK_CONTRACT_BYTES | WK_CONTRACT_SPLITS;
+        CHECKF(wk_contract_check(&session_recv_ops, &r, NULL, rec, rec_n, what, &oc, why, sizeof why),
+               "case %zu (%zu bytes): %s", i, rec_n, why);
+        CHECKF(oc.verdict == WK_DONE && oc.consumed == rec_n, "case %zu: verdict %d, %llu of %zu bytes", i,
+               (int)oc.verdict, (unsigned long long)oc.consumed, rec_n);
+        /* the transcript cut short: EOF before the end; then one byte damaged in its middle */
+        CHECKF(wk_contract_check(&session_recv_ops, &r, NULL, rec, rec_n / 2,
+                                 WK_CONTRACT_WHOLE | WK_CONTRACT_BYTES | WK_CONTRACT_SPLITS, &oc, why, sizeof why),
+               "case %zu cut: %s", i, why);
+        CHECKF(oc.verdict == WK_ERROR, "case %zu cut: a clean end", i);
+        rec[rec_n / 3] ^= 0x40;
+        CHECKF(wk_contract_check(&session_recv_ops, &r, NULL, rec, rec_n,
+                                 WK_CONTRACT_WHOLE | WK_CONTRACT_BYTES | WK_CONTRACT_SPLITS, &oc, why, sizeof why),
+               "case %zu damaged: %s", i, why);
+        sr_destroy(&r, NULL);
+        mfree(&r.initial);
+        free(r.rx);
+        cleanup(e);
+    }
+    free(rec);
+    rec = NULL;
+    rec_cap = 0;
+}
+
 int main(void)
 {
     test_stores();
@@ -1106,5 +1330,6 @@ int main(void)
     test_budget_as_bytes_arrive();
     test_round_storm();
     test_quiesce();
+    test_contract_recv();
     return wk_test_summary("iltp_session");
 }
