@@ -1,11 +1,13 @@
-/* Helpers shared by the benchmarks: a monotonic clock in seconds, time_call, the median of a
- * sample (sorts it in place), splitmix64, and die / min_sz / xmalloc / xmalloc64. Define
+/* Helpers shared by the benchmarks: a monotonic clock in seconds, time_call, time_pair (two
+ * operations timed alternately), the median of a sample (sorts it in place), splitmix64, a
+ * bounded byte buffer (bench_buf), and die / min_sz / xmalloc / xmalloc64. Define
  * WK_BENCH_NAME (the program's name, for die's message) before including. */
 #ifndef WK_BENCH_UTIL_H
 #define WK_BENCH_UTIL_H
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #ifndef WK_BENCH_NAME
@@ -60,6 +62,49 @@ static inline double time_call(op_fn f, void *ctx, int iters)
     double t0 = now();
     for (int i = 0; i < iters; i++) f(ctx);
     return (now() - t0) / iters;
+}
+
+/* Times fa against fb: reps repetitions (at most 64), alternating which goes first, each of
+ * `iters` calls calibrated so that the slower of one call each takes at least min_seconds.
+ * Fills ta[k] and tb[k] with seconds per call. */
+static inline void time_pair(op_fn fa, void *ca, op_fn fb, void *cb, int reps, double min_seconds,
+                             double *ta, double *tb)
+{
+    double one = time_call(fa, ca, 1), other = time_call(fb, cb, 1); /* warm-up, calibration */
+    double slow = one > other ? one : other;
+    int iters = slow >= min_seconds ? 1 : (int)(min_seconds / (slow > 1e-9 ? slow : 1e-9)) + 1;
+    for (int k = 0; k < reps; k++) {
+        if (k % 2 == 0) {
+            ta[k] = time_call(fa, ca, iters);
+            tb[k] = time_call(fb, cb, iters);
+        } else {
+            tb[k] = time_call(fb, cb, iters);
+            ta[k] = time_call(fa, ca, iters);
+        }
+    }
+}
+
+/* A byte buffer of fixed capacity the corpus builders append to. */
+typedef struct bench_buf {
+    uint8_t *p;
+    size_t n, cap;
+} bench_buf;
+
+/* Appends n bytes of s; dies when they do not fit. */
+static inline void bench_put(bench_buf *b, const void *s, size_t n)
+{
+    if (n > b->cap - b->n) die("corpus buffer overflow");
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+}
+
+/* Appends what fits of s[0..n) (the rest is dropped); returns the bytes appended. */
+static inline size_t bench_put_some(bench_buf *b, const void *s, size_t n)
+{
+    n = min_sz(n, b->cap - b->n);
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    return n;
 }
 
 static inline int cmp_double(const void *a, const void *b)

@@ -68,22 +68,8 @@ typedef struct pair {
 static pair compare(op_fn fa, void *ca, op_fn fb, void *cb, int reps)
 {
     double va[MAX_REPS], vb[MAX_REPS], q[MAX_REPS];
-    double one = time_call(fa, ca, 1), other = time_call(fb, cb, 1);
-    double slow = one > other ? one : other;
-    int iters = slow >= min_seconds ? 1 : (int)(min_seconds / (slow > 1e-9 ? slow : 1e-9)) + 1;
-    for (int k = 0; k < reps; k++) {
-        double ta, tb;
-        if (k % 2 == 0) {
-            ta = time_call(fa, ca, iters);
-            tb = time_call(fb, cb, iters);
-        } else {
-            tb = time_call(fb, cb, iters);
-            ta = time_call(fa, ca, iters);
-        }
-        va[k] = ta;
-        vb[k] = tb;
-        q[k] = tb / ta;
-    }
+    time_pair(fa, ca, fb, cb, reps, min_seconds, va, vb);
+    for (int k = 0; k < reps; k++) q[k] = vb[k] / va[k];
     pair p = {median(va, reps), median(vb, reps), median(q, reps)};
     return p;
 }

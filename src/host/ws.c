@@ -360,7 +360,9 @@ static void in_ended(wk_carrier *in)
         return;
     }
     if (w->peer_closed) return; /* the transport's end after the close frame */
-    wk_ws_reader_finish(w->rd, NULL, &e);
+    /* WK_DONE: the reader saw the close frame (the end after it is clean); e is set only on
+     * WK_ERROR */
+    if (wk_ws_reader_finish(w->rd, NULL, &e) == WK_DONE) return;
     fail(w, &e);
 }
 

@@ -4,14 +4,7 @@
 # (unknown hash, malformed hash, --expect mismatch, corrupted file) and their exit codes.
 set -u
 W=$1
-pass=0 fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect_rc() { # rc want label
-  if [ "$1" -eq "$2" ]; then ok; else bad "$3: exit $1, want $2"; fi
-}
+. "$(dirname "$0")/../cli_lib.sh"
 S="$tmp/store"
 N0='svyLzSM7ffc91i~XDbkMnuOsdjsw_6GrXpTSckqHlpO' # the empty Blob
 # the hash on the glyph line "🖧: B.<hash>.H3" of `wirekit iltp blob`
@@ -100,5 +93,4 @@ grep -q '^ILTP_ERR_BLOB_TOO_LARGE: ' "$tmp/err" && ok || bad "over 32 MiB messag
 printf 'piped' | "$W" iltp put --store "$tmp/s2" > "$tmp/h"; expect_rc $? 0 "put into a new store"
 [ "$("$W" iltp ls --store "$tmp/s2")" = "$(cat "$tmp/h")" ] && ok || bad "new store listing"
 
-echo "host_store_cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+cli_done host_store_cli

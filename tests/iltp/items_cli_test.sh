@@ -3,14 +3,7 @@
 # under each encoding, one line per item, the EOF verdict and exit codes 0 / 2 / 3.
 set -u
 W=$1
-pass=0 fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect_rc() { # rc want label
-  if [ "$1" -eq "$2" ]; then ok; else bad "$3: exit $1, want $2"; fi
-}
+. "$(dirname "$0")/../cli_lib.sh"
 N0='svyLzSM7ffc91i~XDbkMnuOsdjsw_6GrXpTSckqHlpO'
 pre() { printf '\xf0\x9f\xaa\xa2: iltp/1.0 %s\n' "$N0"; }
 
@@ -79,5 +72,4 @@ rc=$?; [ $rc -eq 2 ] && ok || bad "bad record: exit $rc"
 { pre; printf 'Foo()\n'; } | "$W" iltp items > /dev/null 2> "$tmp/err"; expect_rc $? 3 "EOF in facts"
 grep -q 'inside a fact block' "$tmp/err" && ok || bad "EOF in facts message"
 "$W" iltp items --encoding nope < /dev/null 2> /dev/null; expect_rc $? 1 "bad encoding"
-echo "iltp_items_cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+cli_done iltp_items_cli

@@ -11,14 +11,7 @@ if [ ! -x "$wirekit" ]; then
     exit 1
 fi
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL $*" >&2; }
+. "$(dirname "$0")/../cli_lib.sh"
 
 # run ARGS...: runs wirekit, leaving stdout in $out, stderr in $err, the status in $st
 run() {
@@ -176,5 +169,4 @@ expect_err "address unknown option" 1 "WK_ERR_USAGE" iltp address --bogus stdio
 run iltp address --help
 [ "$st" -eq 0 ] && [[ "$out" == "usage: wirekit iltp address"* ]] && ok || bad "address --help: exit $st"
 
-echo "iltp_session_cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
+cli_done iltp_session_cli
