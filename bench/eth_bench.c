@@ -77,17 +77,9 @@ const char *wk_eth_snappy__kernel_name(int id);
 static uint64_t rng_state = 0xe7e7e7e7ull;
 static uint64_t rnd(void) { return splitmix64(&rng_state); }
 
-typedef struct sbuf {
-    uint8_t *p;
-    size_t n, cap;
-} sbuf;
-
-static void put(sbuf *b, const void *s, size_t n)
-{
-    n = min_sz(n, b->cap - b->n);
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-}
+/* The corpus builders fill a buffer of fixed size: what does not fit is dropped. */
+typedef bench_buf sbuf;
+static void put(sbuf *b, const void *s, size_t n) { bench_put_some(b, s, n); }
 static void puts_(sbuf *b, const char *s) { put(b, s, strlen(s)); }
 
 static const char *const words[] = {
@@ -205,21 +197,11 @@ typedef struct pair {
 static pair compare(op_fn fa, void *ca, op_fn fb, void *cb, double bytes, double unit, int reps)
 {
     double va[MAX_REPS], vb[MAX_REPS], q[MAX_REPS];
-    double one = time_call(fa, ca, 1), other = time_call(fb, cb, 1); /* warm-up, calibration */
-    double slow = one > other ? one : other;
-    int iters = slow >= min_seconds ? 1 : (int)(min_seconds / (slow > 1e-9 ? slow : 1e-9)) + 1;
+    time_pair(fa, ca, fb, cb, reps, min_seconds, va, vb);
     for (int k = 0; k < reps; k++) {
-        double ta, tb;
-        if (k % 2 == 0) {
-            ta = time_call(fa, ca, iters);
-            tb = time_call(fb, cb, iters);
-        } else {
-            tb = time_call(fb, cb, iters);
-            ta = time_call(fa, ca, iters);
-        }
-        va[k] = bytes / ta / unit;
-        vb[k] = bytes / tb / unit;
-        q[k] = tb / ta;
+        q[k] = vb[k] / va[k];
+        va[k] = bytes / va[k] / unit;
+        vb[k] = bytes / vb[k] / unit;
     }
     pair p = {median(va, reps), median(vb, reps), median(q, reps)};
     return p;
@@ -305,16 +287,8 @@ typedef struct frame_job {
 static frame_job frame_job_make(const uint8_t *raw, size_t n, uint8_t *stream, size_t stream_cap,
                                 uint8_t *enc, uint8_t *out, wk_eth_snappy_frame_decoder *d)
 {
-    frame_job j;
-    memset(&j, 0, sizeof j);
-    j.raw = raw;
-    j.n = n;
-    j.stream = stream;
-    j.stream_cap = stream_cap;
-    j.enc = enc;
-    j.out = out;
-    j.d = d;
-    j.io = PIECE;
+    frame_job j = {.raw = raw, .n = n, .stream = stream, .stream_cap = stream_cap, .enc = enc,
+                   .out = out, .d = d, .io = PIECE};
     return j;
 }
 

@@ -58,17 +58,8 @@
 static uint64_t rng_state = 0x065065065ull;
 static uint64_t rnd(void) { return splitmix64(&rng_state); }
 
-typedef struct sbuf {
-    uint8_t *p;
-    size_t n, cap;
-} sbuf;
-
-static void put(sbuf *b, const void *s, size_t n)
-{
-    if (b->n + n > b->cap) die("corpus buffer overflow");
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-}
+typedef bench_buf sbuf;
+#define put bench_put
 static void puts_(sbuf *b, const char *s) { put(b, s, strlen(s)); }
 
 static const char *const words[] = {

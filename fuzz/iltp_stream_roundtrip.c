@@ -38,24 +38,7 @@
 #define VIEW_MAX 65536
 #define CALLS_MAX 50000000u /* a step loop that long is a livelock */
 
-typedef struct buf {
-    uint8_t *p;
-    size_t n, cap;
-} buf;
-
-static void put(buf *b, const uint8_t *p, size_t n)
-{
-    if (b->n + n > b->cap) {
-        size_t c = b->cap ? b->cap : 256;
-        while (c < b->n + n) c *= 2;
-        uint8_t *q = realloc(b->p, c);
-        CHECK(q != NULL);
-        b->p = q;
-        b->cap = c;
-    }
-    if (n) memcpy(b->p + b->n, p, n);
-    b->n += n;
-}
+#include "wk_bytes.h"
 
 static uint64_t rng_next(uint64_t *s)
 {

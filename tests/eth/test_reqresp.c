@@ -14,21 +14,7 @@ static const char *vec_dir;
 /* ---------------------------------------------------------------------------------------------
  * Helpers
  * ------------------------------------------------------------------------------------------- */
-typedef struct buf {
-    uint8_t *p;
-    size_t n, cap;
-} buf;
-
-static void put(buf *b, const void *p, size_t n)
-{
-    if (b->n + n > b->cap) {
-        b->cap = (b->n + n) * 2 + 64;
-        b->p = realloc(b->p, b->cap);
-        if (!b->p) abort();
-    }
-    if (n) memcpy(b->p + b->n, p, n);
-    b->n += n;
-}
+#include "wk_bytes.h"
 static void put_hex(buf *b, const char *hex)
 {
     size_t len = strlen(hex);

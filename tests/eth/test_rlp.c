@@ -6,17 +6,7 @@
 #include <wirekit/eth.h>
 #include <json-c/json.h>
 
-typedef struct buf { uint8_t *p; size_t n, cap; } buf;
-static void put(buf *b, const void *p, size_t n)
-{
-    if (b->n + n > b->cap) {
-        b->cap = (b->n + n) * 2 + 64;
-        b->p = realloc(b->p, b->cap);
-        if (!b->p) abort();
-    }
-    if (n) memcpy(b->p + b->n, p, n);
-    b->n += n;
-}
+#include "wk_bytes.h"
 
 /* "#<decimal>" -> minimal big-endian bytes (empty for zero). Returns the length, or -1. */
 static int decimal_to_be(const char *dec, uint8_t *out, size_t cap)

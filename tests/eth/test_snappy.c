@@ -17,19 +17,7 @@ static const char *vec_dir;
 /* ---------------------------------------------------------------------------------------------
  * Helpers
  * ------------------------------------------------------------------------------------------- */
-typedef struct buf {
-    uint8_t *p;
-    size_t n, cap;
-} buf;
-static void put(buf *b, const void *p, size_t n)
-{
-    if (b->n + n > b->cap) {
-        b->cap = (b->n + n) * 2 + 64;
-        b->p = realloc(b->p, b->cap);
-    }
-    if (n) memcpy(b->p + b->n, p, n);
-    b->n += n;
-}
+#include "wk_bytes.h"
 
 static uint64_t rng_state = 0x243F6A8885A308D3ull;
 static uint64_t rng(void)

@@ -5,13 +5,7 @@
 #include <wirekit/iltp.h>
 #pragma GCC diagnostic ignored "-Wformat-nonliteral" /* table-driven record cases */
 
-typedef struct buf { uint8_t *p; size_t n, cap; } buf;
-static void put(buf *b, const void *p, size_t n)
-{
-    if (b->n + n > b->cap) { b->cap = (b->n + n) * 2 + 64; b->p = realloc(b->p, b->cap); }
-    if (n) memcpy(b->p + b->n, p, n);
-    b->n += n;
-}
+#include "wk_bytes.h"
 static void puts_(buf *b, const char *s) { put(b, s, strlen(s)); }
 
 static const char *N0 = "svyLzSM7ffc91i~XDbkMnuOsdjsw_6GrXpTSckqHlpO";

@@ -10,16 +10,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
-typedef struct buf { uint8_t *p; size_t n, cap; } buf;
-static void put(buf *b, const void *p, size_t n)
-{
-    if (b->n + n > b->cap) {
-        b->cap = (b->n + n) * 2 + 64;
-        b->p = realloc(b->p, b->cap);
-    }
-    if (n) memcpy(b->p + b->n, p, n);
-    b->n += n;
-}
+#include "wk_bytes.h"
 
 static const wk_iltp_backend BACKENDS[2] = {WK_ILTP_BACKEND_ZLIB, WK_ILTP_BACKEND_ISAL};
 
