@@ -28,11 +28,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import wktest  # noqa: E402
 from wktest import check, err_lines, text, uvarint  # noqa: E402
 
-if len(sys.argv) < 3:
-    print("usage: cli_test.py WIREKIT_CLI VECTORS_DIR")
-    sys.exit(1)
-WIREKIT = sys.argv[1]
-VEC = os.path.join(sys.argv[2], "eth")
+WIREKIT, _vectors = wktest.args("cli_test.py WIREKIT_CLI VECTORS_DIR", ["wirekit", "vectors"])
+VEC = os.path.join(_vectors, "eth")
 
 
 TRUNCATION_NAMES = {"SNAPPY_ERR_TRUNCATED", "FRAME_ERR_TRUNCATED", "SSZSNAPPY_ERR_EARLY_EOF",

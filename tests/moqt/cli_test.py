@@ -30,12 +30,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import wktest  # noqa: E402
 from wktest import check, err_lines, text  # noqa: E402
 
-if len(sys.argv) < 4:
-    print("usage: cli_test.py WIREKIT_CLI VECTORS_DIR TESTS_DIR")
-    sys.exit(1)
-WIREKIT = sys.argv[1]
-SHIPPED = os.path.join(sys.argv[2], "moqt", "transport", "draft20", "codec")
-OWN = os.path.join(sys.argv[3], "moqt", "vectors")
+WIREKIT, _vectors, _tests = wktest.args("cli_test.py WIREKIT_CLI VECTORS_DIR TESTS_DIR",
+                                         ["wirekit", "vectors", "tests"])
+SHIPPED = os.path.join(_vectors, "moqt", "transport", "draft20", "codec")
+OWN = os.path.join(_tests, "moqt", "vectors")
 
 CARRIER_OF_ID = {"0x10": "subgroup", "0x00": "datagram", "0x05": "fetch"}
 CATEGORIES = {"incomplete", "invalid_type", "invalid_value", "payload_not_permitted"}

@@ -43,6 +43,15 @@ def summary(label):
     return 1 if _failed else 0
 
 
+def args(usage, names):
+    """The command line's first len(names) arguments, in order; prints `usage: USAGE` and exits 1
+    when there are fewer."""
+    if len(sys.argv) <= len(names):
+        print("usage: " + usage)
+        sys.exit(1)
+    return sys.argv[1:1 + len(names)]
+
+
 def run(argv, data=b"", timeout=300):
     """Runs argv with data on stdin; returns the CompletedProcess with stdout and stderr bytes."""
     return subprocess.run(argv, input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
