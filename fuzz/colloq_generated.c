@@ -414,7 +414,7 @@ static bool g_end(wk_contract *c, void *obj)
 }
 
 static const wk_contract_ops gen_reader_ops = {"fgat_receive", g_reset, NULL, g_step, g_finish,
-                                               g_event, g_end, false, 0};
+                                               g_event, g_end, false, 0, NULL};
 
 static verdict pass_b(uint8_t mode, uint8_t seq_byte, const uint8_t *data, size_t size, bool generated)
 {

@@ -157,9 +157,9 @@ void wk_eth_snappy_frame_decoder_set_output_limit(wk_eth_snappy_frame_decoder *d
  * WK_NEED_INPUT (all input consumed, nothing pending), WK_NEED_OUTPUT (out is full and decoded
  * bytes are pending), WK_DONE (output limit reached, see above; nothing more is consumed) or
  * WK_ERROR (sticky: every later call and _finish report it again unchanged, until reset). A
- * chunk's bytes are written only after its checksum has been verified (a compressed chunk is
- * decoded into the decoder's own buffer first), so no call writes past the out->pos it returns,
- * not even on WK_ERROR. Errors: FRAME_ERR_*, SNAPPY_ERR_* from a compressed chunk's block,
+ * chunk's bytes are emitted only after its checksum has been verified (out->pos moves only then; a
+ * chunk may be decoded in place first, so on WK_ERROR the bytes of out->dst past out->pos may have
+ * been overwritten). Errors: FRAME_ERR_*, SNAPPY_ERR_* from a compressed chunk's block,
  * SSZSNAPPY_ERR_EXCESS_DATA. Offsets count from the first byte pushed: FRAME_ERR_* and EXCESS_DATA
  * point at the chunk header, SNAPPY_ERR_* at the failing element. Allocates nothing. */
 wk_result wk_eth_snappy_frame_decode(wk_eth_snappy_frame_decoder *d, wk_in *in, wk_out *out,
@@ -418,7 +418,8 @@ void wk_eth_rr_reader_destroy(wk_eth_rr_reader *r);
  * room), advancing both. Returns WK_EVENT at every event (wk_eth_rr_reader_event says which, the
  * chunk's details are in wk_eth_rr_reader_chunk), WK_NEED_INPUT with the input consumed,
  * WK_NEED_OUTPUT with out full and payload bytes pending, or WK_ERROR. Payload bytes of a chunk are
- * written only between its CHUNK_BEGIN and CHUNK_END. Errors: the SSZSNAPPY_ERR_*,
+ * written only between its CHUNK_BEGIN and CHUNK_END (as in the framing decoder, on WK_ERROR the
+ * bytes of out->dst past out->pos may have been overwritten). Errors: the SSZSNAPPY_ERR_*,
  * RESP_ERR_ERRMSG_TOO_LONG, FRAME_ERR_*, SNAPPY_ERR_* names, offsets from the first byte pushed;
  * sticky (every later call and _finish report it again unchanged). Allocates nothing. */
 wk_result wk_eth_rr_reader_read(wk_eth_rr_reader *r, wk_in *in, wk_out *out, wk_error *err);

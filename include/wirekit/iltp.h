@@ -239,7 +239,9 @@ wk_code wk_iltp_decoder_reset(wk_iltp_decoder *d, wk_error *err);
  *                   WK_NEED_INPUT while they are a proper prefix of that lead, and
  *                   ILTP_ERR_AFTER_END_MARK otherwise.
  *   WK_ERROR        *err says what and at which encoded offset; the decoder stays failed.
- * identity never returns WK_DONE (it has no end mark). */
+ * identity never returns WK_DONE (it has no end mark). Only out->dst[0..out->pos) is output; with
+ * the ISA-L backend the bytes of the view past out->pos may change on any call (igzip's scratch),
+ * so keep nothing there. */
 wk_result wk_iltp_decoder_decode(wk_iltp_decoder *d, wk_in *in, wk_out *out, wk_error *err);
 /* Call at EOF with the bytes still unread (rest: borrowed, never consumed; NULL or empty for
  * none). Returns WK_DONE for a clean end of the stream layer (identity; or end mark consumed and

@@ -181,12 +181,11 @@ static void begin_body(wk_eth_snappy_frame_decoder *d, uint8_t type, uint32_t le
 }
 
 /* Handles the complete body[0..len) of an identifier or data chunk; body_off is its stream
- * offset. A data chunk's bytes reach out only once its checksum has been verified, so a chunk that
- * fails writes nothing into the caller's view: a 0x01 chunk is checked where it lies (in the
- * caller's input, or in d->body where `crc_known` says that d->body_crc already holds its
- * CRC-32C, computed while buffering) and then copied; a 0x00 chunk is decoded into obuf, checked
- * there and copied. Bytes that do not fit the view wait in obuf (or d->body). Leaves the phase at
- * D_HEADER or D_EMIT. */
+ * offset. A data chunk is decoded (0x00) or copied with its checksum computed on the way (0x01)
+ * straight into out when it has room for all of it (bytes past out->pos may be overwritten even
+ * if the chunk then fails), else into obuf; its bytes count only once the checksum has been
+ * verified. For a 0x01 chunk buffered in d->body, `crc_known` says that d->body_crc already holds
+ * its CRC-32C (computed while buffering). Leaves the phase at D_HEADER or D_EMIT. */
 static wk_code handle_body(wk_eth_snappy_frame_decoder *d, const uint8_t *body, uint32_t len,
                            uint64_t body_off, bool crc_known, wk_out *out, wk_error *err)
 {
@@ -203,15 +202,22 @@ static wk_code handle_body(wk_eth_snappy_frame_decoder *d, const uint8_t *body, 
     size_t room = out->dst ? out->size - out->pos : 0;
     size_t n;
     uint32_t crc;
+    bool in_out = false; /* the chunk's bytes are already at out->dst + out->pos */
     if (d->type == T_UNCOMPRESSED) {
         n = len - 4;
-        if (crc_known) {
-            crc = d->body_crc;
-        } else if (n > 0 && room < n) { /* in the caller's input, no room: keep it */
+        if (n > 0 && room >= n) {
+            if (crc_known) {
+                memcpy(out->dst + out->pos, data, n);
+                crc = d->body_crc;
+            } else {
+                crc = wk_eth_crc32c_copy(out->dst + out->pos, data, n, 0);
+            }
+            in_out = true;
+        } else if (n > 0 && data != d->body + 4) { /* in the caller's input, no room: keep it */
             crc = wk_eth_crc32c_copy(d->obuf, data, n, 0);
             data = d->obuf;
         } else {
-            crc = wk_eth_crc32c(data, n);
+            crc = crc_known ? d->body_crc : wk_eth_crc32c(data, n);
         }
     } else {
         uint64_t declared;
@@ -231,12 +237,14 @@ static wk_code handle_body(wk_eth_snappy_frame_decoder *d, const uint8_t *body, 
             return DFAIL(d, err, WK_ERR_SSZSNAPPY_EXCESS_DATA, d->chunk_start,
                          "chunk of %zu bytes after %llu takes the output above its limit %llu", n,
                          (unsigned long long)d->committed, (unsigned long long)d->limit);
-        if (wk_eth_snappy_decode_body(data, blen, plen, d->obuf, n, &d->error) != WK_OK) {
+        uint8_t *dst = n > 0 && room >= n ? out->dst + out->pos : d->obuf;
+        if (wk_eth_snappy_decode_body(data, blen, plen, dst, n, &d->error) != WK_OK) {
             d->error.offset += body_off + 4;
             return latch(d, err);
         }
-        crc = wk_eth_crc32c(d->obuf, n);
-        data = d->obuf;
+        crc = wk_eth_crc32c(dst, n);
+        in_out = dst != d->obuf;
+        data = dst;
     }
     crc = wk_eth_snappy_mask_crc(crc);
     if (crc != stored)
@@ -244,7 +252,7 @@ static wk_code handle_body(wk_eth_snappy_frame_decoder *d, const uint8_t *body, 
                      "masked CRC-32C %08x, chunk says %08x", (unsigned)crc, (unsigned)stored);
     d->committed += n;
     if (room >= n) {
-        if (n) memcpy(out->dst + out->pos, data, n);
+        if (n && !in_out) memcpy(out->dst + out->pos, data, n);
         out->pos += n;
         d->produced += n;
         return WK_OK;

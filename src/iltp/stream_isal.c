@@ -24,14 +24,12 @@
  * - At EOF before the end mark, zlib reads the kept bytes from the checkpoint before the verdict
  *   "truncated": igzip checks a dynamic block header only once it has all of it (it collects up
  *   to 328 bytes), where zlib refuses a bad header as soon as the bad bits arrive.
- * - The view is never igzip's scratch. isal_inflate first decodes into its own history buffer
- *   (tmp_out_buffer, 2 x 32 KiB + 288) and copies from it into next_out; once that buffer is
- *   delivered it decodes straight into next_out, where its Huffman loop stores whole words and
- *   16-byte copies ahead of the position it reports (measured with libisal 2.30: up to 3 bytes
- *   past next_out on return, always inside avail_out; igzip_decode_block_stateless.asm allows
- *   16 + 258 bytes of slop). So igzip is never given more room than its buffer holds undelivered
- *   (none while it decodes): it decodes into its buffer and only copies into the view, at the
- *   cost of one more copy of the decoded bytes (docs/benchmarks.md).
+ * - igzip uses the output view as scratch: once its own buffer (2 x 32 KiB + 288) is delivered it
+ *   decodes straight into next_out, storing whole words and 16-byte copies ahead of the position
+ *   it reports (libisal 2.30: measured up to 3 bytes; its assembly allows 16 + 258), always inside
+ *   avail_out. So bytes of the view past out->pos may change on any call (iltp.h). Keeping igzip
+ *   out of the view costs one more copy of every decoded byte: 13-18 % on incompressible 64 KiB
+ *   batches (issue 13, docs/benchmarks.md), so it is not done.
  * - igzip keeps 32 KiB of history whatever hist_bits says, so it resolves some distances beyond
  *   4096 that zlib refuses (Lace-065 allows it); a reference before the dictionary's start is
  *   ISAL_INVALID_LOOKBACK, and zlib then names it ILTP_ERR_DEFLATE_REFERENCE. */
@@ -367,10 +365,6 @@ wk_result wk_iltp_isal_decode_step(wk_iltp_decoder *d, wk_out *out, wk_in *in, w
         size_t avail = in->size - in->pos, room = out->size - out->pos;
         if (x->split_pending && x->split_at - d->consumed < avail) avail = (size_t)(x->split_at - d->consumed);
         if (s->block_state == ISAL_BLOCK_INPUT_DONE) avail = 0; /* only delivering now */
-        /* never more room than igzip's history buffer holds undelivered: igzip then only copies
-         * into the view and never decodes into it (the view is not its scratch; see above) */
-        size_t pending = (size_t)(s->tmp_out_valid - s->tmp_out_processed);
-        if (room > pending) room = pending;
         if (avail > UINT32_MAX) avail = UINT32_MAX;
         if (room > UINT32_MAX) room = UINT32_MAX;
         s->next_in = avail ? (uint8_t *)(uintptr_t)(in->src + in->pos) : &wk_iltp_dummy_byte;
@@ -394,7 +388,6 @@ wk_result wk_iltp_isal_decode_step(wk_iltp_decoder *d, wk_out *out, wk_in *in, w
             return WK_DONE;
         }
         bool drained = s->tmp_out_processed == s->tmp_out_valid;
-        bool decoded = (size_t)(s->tmp_out_valid - s->tmp_out_processed) > pending - made; /* into its buffer */
         if (x->split_pending && d->consumed == x->split_at && drained) {
             /* between blocks (igzip waits for the next header: NEW_HDR, or HDR with nothing
              * collected), nothing in the bit buffer */
@@ -410,12 +403,11 @@ wk_result wk_iltp_isal_decode_step(wk_iltp_decoder *d, wk_out *out, wk_in *in, w
             keep_tail(d, in, pos0);
             return WK_NEED_OUTPUT;
         }
-        if (!drained) continue; /* deliver what igzip decoded into its buffer */
         if (in->pos == in->size) {
             keep_tail(d, in, pos0);
             return WK_NEED_INPUT;
         }
-        if (!taken && !made && !decoded && !(x->split_pending && d->consumed == x->split_at))
+        if (!taken && !made && !(x->split_pending && d->consumed == x->split_at))
             return wk_iltp_dec_fail(d, err, WK_ERR_BACKEND, WK_NO_OFFSET,
                                     "internal: igzip stopped with input and output room");
     }

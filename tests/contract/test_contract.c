@@ -15,7 +15,8 @@ enum fault {
     F_NONE,
     F_NEED_INPUT_EARLY,   /* NEED_INPUT with a byte left */
     F_NEED_OUTPUT_ROOM,   /* NEED_OUTPUT with room in the view */
-    F_SCRIBBLE,           /* writes a byte past out->pos */
+    F_SCRIBBLE,           /* writes a byte past out->pos, and changes one it produced */
+    F_SCRIBBLE_ROOM,      /* writes a byte past out->pos (only) */
     F_NOT_STICKY,         /* after the error, goes on */
     F_STICKY_OTHER_MSG,   /* after the error, reports another message */
     F_CATEGORY,           /* overwrites the category after wk_error_set */
@@ -80,7 +81,8 @@ static wk_result toy_step(void *obj, wk_in *in, wk_out *out, wk_error *err)
             uint8_t d = t->pending == 2 ? t->last >> 4 : t->last & 15;
             out->dst[out->pos++] = (uint8_t)hexd[d];
             t->pending--;
-            if (t->fault == F_SCRIBBLE && out->pos < out->size) out->dst[out->pos] = 'X';
+            if ((t->fault == F_SCRIBBLE || t->fault == F_SCRIBBLE_ROOM) && out->pos < out->size)
+                out->dst[out->pos] = 'X';
             if (t->fault == F_NEED_OUTPUT_ROOM && out->pos < out->size) return WK_NEED_OUTPUT;
         }
         if (t->done) return WK_DONE;
@@ -153,11 +155,27 @@ static bool toy_end(wk_contract *c, void *obj)
 }
 
 static const wk_contract_ops toy_ops = {"toy", toy_reset, NULL, toy_step, toy_finish, toy_event,
-                                        toy_end, true, 0};
+                                        toy_end, true, 0, NULL};
 static const wk_contract_ops toy_ops_no_output = {"toy", toy_reset, NULL, toy_step, toy_finish,
-                                                  toy_event, toy_end, false, 0};
+                                                  toy_event, toy_end, false, 0, NULL};
 static const wk_contract_ops toy_ops_no_events = {"toy", toy_reset, NULL, toy_step, toy_finish,
-                                                  NULL, toy_end, true, 0};
+                                                  NULL, toy_end, true, 0, NULL};
+
+static unsigned scratch_always(void *obj)
+{
+    (void)obj;
+    return WK_CONTRACT_SCRATCH_ALWAYS;
+}
+static unsigned scratch_on_error(void *obj)
+{
+    (void)obj;
+    return WK_CONTRACT_SCRATCH_ON_ERROR;
+}
+static const wk_contract_ops toy_ops_scratch = {"toy", toy_reset, NULL, toy_step, toy_finish,
+                                                toy_event, toy_end, true, 0, scratch_always};
+static const wk_contract_ops toy_ops_scratch_on_error = {"toy", toy_reset, NULL, toy_step,
+                                                         toy_finish, toy_event, toy_end, true, 0,
+                                                         scratch_on_error};
 
 static bool check(enum fault f, const wk_contract_ops *ops, const char *input, size_t n,
                   wk_contract_outcome *whole, char *why, size_t cap)
@@ -210,6 +228,12 @@ static void test_good(void)
     for (size_t i = 0; i < sizeof big; i++) big[i] = i % 97 == 0 ? '!' : (char)('a' + i % 26);
     CHECKF(check(F_NONE, &toy_ops, big, sizeof big, &oc, why, sizeof why), "%s", why);
     CHECK(oc.verdict == WK_DONE && oc.consumed == sizeof big && oc.events > 50);
+    /* an object documented to use the view's room as scratch (view_scratch ALWAYS) may write
+     * past out->pos; what it produces is still checked */
+    CHECKF(check(F_SCRIBBLE_ROOM, &toy_ops_scratch, "a!b", 3, &oc, why, sizeof why), "%s", why);
+    CHECK(oc.verdict == WK_DONE && oc.produced == 6);
+    CHECK(!check(F_SCRIBBLE_ROOM, &toy_ops, "a!b", 3, &oc, why, sizeof why) &&
+          strstr(why, "past out->pos") != NULL);
     /* the run allocates nothing without copies and a small view */
     toy t;
     memset(&t, 0, sizeof t);
@@ -225,6 +249,7 @@ static void test_faults(void)
         {F_NEED_INPUT_EARLY, &toy_ops, "abz", 3, "WK_NEED_INPUT with 1 bytes of the push unread"},
         {F_NEED_OUTPUT_ROOM, &toy_ops, "abc", 3, "WK_NEED_OUTPUT with"},
         {F_SCRIBBLE, &toy_ops, "abc", 3, "past out->pos"},
+        {F_SCRIBBLE, &toy_ops_scratch_on_error, "abc", 3, "past out->pos"}, /* not an error call */
         {F_NOT_STICKY, &toy_ops, "a\xff" "b", 3, "errors stay"},
         {F_STICKY_OTHER_MSG, &toy_ops, "a\xff", 2, "the step reported"},
         {F_CATEGORY, &toy_ops, "a\xff", 2, "the code table says PeerProtocol"},

@@ -118,10 +118,13 @@ static bool all_poison(const uint8_t *b, size_t n)
     return true;
 }
 
-static bool view_check(wk_contract *c, view *v, size_t pos)
+/* Checks the view after a call that produced pos bytes: nothing written past them (unless the
+ * call may use the room as scratch), nothing past the view; then poisons the view again. */
+static bool view_check(wk_contract *c, view *v, size_t pos, bool scratch)
 {
     size_t end = v->cap <= 4096 + 16 || pos + 4096 >= v->cap ? v->cap : pos + 4096;
-    if (!all_poison(v->buf + pos, end - pos))
+    if (scratch) end = v->cap - 16;
+    else if (!all_poison(v->buf + pos, end - pos))
         for (size_t i = pos; i < end; i++)
             if (v->buf[i] != POISON)
                 return wk_contract_fail(c, "the step wrote byte %zu of the output view, past out->pos "
@@ -130,7 +133,7 @@ static bool view_check(wk_contract *c, view *v, size_t pos)
         for (size_t i = v->cap - 16; i < v->cap; i++)
             if (v->buf[i] != POISON)
                 return wk_contract_fail(c, "the step wrote byte %zu, past the output view", i);
-    memset(v->buf, POISON, pos);
+    memset(v->buf, POISON, scratch ? end : pos);
     return true;
 }
 
@@ -147,7 +150,7 @@ static bool check_sticky(wk_contract *c, void *obj, wk_in *in, view *v, const wk
     wk_error e2;
     wk_error_clear(&e2);
     wk_result r = ops->step(obj, &again, op, &e2);
-    if (ops->has_output && !view_check(c, v, o.pos)) return false;
+    if (ops->has_output && !view_check(c, v, o.pos, false)) return false;
     if (r != WK_ERROR) return wk_contract_fail(c, "after %s the step returned %s (errors stay)",
                                                wk_error_name(e->code), result_name(r));
     if (again.pos != in0 || o.pos != 0)
@@ -227,7 +230,10 @@ static bool run_push(wk_contract *c, void *obj, wk_in *in, view *v, const wk_con
                 return wk_contract_fail(c, "out->pos %zu past the view of %zu", o.pos, o.size);
             wk_contract_hash_add(&c->oc.output, v->buf, o.pos);
             c->oc.produced += o.pos;
-            if (!view_check(c, v, o.pos)) return false;
+            unsigned scratch = ops->view_scratch ? ops->view_scratch(obj) : WK_CONTRACT_SCRATCH_NONE;
+            if (!view_check(c, v, o.pos, scratch == WK_CONTRACT_SCRATCH_ALWAYS ||
+                                             (scratch == WK_CONTRACT_SCRATCH_ON_ERROR && r == WK_ERROR)))
+                return false;
         }
         size_t moved_in = in->pos - in0;
         c->oc.consumed += moved_in;

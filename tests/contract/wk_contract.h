@@ -79,7 +79,15 @@ typedef struct wk_contract_ops {
     bool (*on_end)(wk_contract *c, void *obj);
     bool has_output;           /* the step writes into out; else out is always NULL */
     unsigned max_empty_events; /* WK_EVENTs in a row allowed to move neither view (0: none) */
+    /* Which calls may leave bytes in the output view past out->pos (a decoder using the room it
+     * was given as scratch, as the object documents): WK_CONTRACT_SCRATCH_NONE (the default: no
+     * call writes past out->pos), _ON_ERROR (a call that returns WK_ERROR may), _ALWAYS (any call
+     * may). NULL: none. The bytes past the view and a failed object's later calls are checked
+     * whatever it says. */
+    unsigned (*view_scratch)(void *obj);
 } wk_contract_ops;
+
+enum { WK_CONTRACT_SCRATCH_NONE, WK_CONTRACT_SCRATCH_ON_ERROR, WK_CONTRACT_SCRATCH_ALWAYS };
 
 /* How one run cuts the input and sizes the output views. */
 typedef struct wk_contract_plan {

@@ -116,4 +116,4 @@ static bool c_end(wk_contract *c, void *obj)
 }
 
 const wk_contract_ops wk_contract_colloq_ops = {
-    "colloq_reader", c_reset, c_destroy, c_step, c_finish, c_event, c_end, false, 0};
+    "colloq_reader", c_reset, c_destroy, c_step, c_finish, c_event, c_end, false, 0, NULL};

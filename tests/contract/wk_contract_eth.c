@@ -67,6 +67,15 @@ static wk_result f_step(void *obj, wk_in *in, wk_out *out, wk_error *err)
     return r;
 }
 
+/* eth.h: a chunk may be decoded in place before its CRC-32C is checked, so a call that returns
+ * WK_ERROR may leave bytes past out->pos (the framing decoder, and the req/resp reader through
+ * it). */
+static unsigned f_scratch(void *obj)
+{
+    (void)obj;
+    return WK_CONTRACT_SCRATCH_ON_ERROR;
+}
+
 static wk_result f_finish(void *obj, const wk_in *rest, wk_error *err)
 {
     return wk_eth_snappy_frame_decoder_finish(((wk_contract_eth_frame *)obj)->d, rest, err);
@@ -98,7 +107,8 @@ static bool f_end(wk_contract *c, void *obj)
 }
 
 const wk_contract_ops wk_contract_eth_frame_ops = {"wk_eth_snappy_frame_decoder", f_reset, NULL,
-                                                  f_step, f_finish, NULL, f_end, true, 0};
+                                                  f_step, f_finish, NULL, f_end, true, 0,
+                                                  f_scratch};
 
 /* ---------------------------------------------------------------------------------------------
  * Req/resp reader
@@ -244,4 +254,4 @@ static bool r_end(wk_contract *c, void *obj)
 
 /* CHUNK_BEGIN of a request and the END of an empty request cover no input byte. */
 const wk_contract_ops wk_contract_eth_rr_ops = {"wk_eth_rr_reader", r_reset, NULL, r_step,
-                                               r_finish, r_event, r_end, true, 1};
+                                               r_finish, r_event, r_end, true, 1, f_scratch};

@@ -81,6 +81,14 @@ static void dec_destroy(void *obj, void *ctx)
     if (!m->reuse) wk_contract_iltp_release(m);
 }
 
+/* iltp.h: the ISA-L deflate12c decoder lets igzip use the view's room past out->pos as scratch. */
+static unsigned dec_scratch(void *obj)
+{
+    const wk_contract_iltp *m = obj;
+    return m->dec && wk_iltp_decoder_backend(m->dec) == WK_ILTP_BACKEND_ISAL ? WK_CONTRACT_SCRATCH_ALWAYS
+                                                                             : WK_CONTRACT_SCRATCH_NONE;
+}
+
 static wk_result dec_step(void *obj, wk_in *in, wk_out *out, wk_error *err)
 {
     wk_contract_iltp *m = obj;
@@ -120,7 +128,7 @@ static bool dec_end(wk_contract *c, void *obj)
 }
 
 const wk_contract_ops wk_contract_iltp_decoder_ops = {"wk_iltp_decoder", dec_reset, dec_destroy, dec_step,
-                                                      dec_finish, NULL, dec_end, true, 0};
+                                                      dec_finish, NULL, dec_end, true, 0, dec_scratch};
 
 /* ---- events shared by the item decoder and the reader ---------------------------------------- */
 static bool on_item(wk_contract *c, wk_contract_iltp *m, const wk_iltp_item *it, bool raw)
@@ -234,7 +242,7 @@ static bool items_event(wk_contract *c, void *obj)
 static bool items_end_cb(wk_contract *c, void *obj) { return items_end(c, obj); }
 
 const wk_contract_ops wk_contract_iltp_items_ops = {"wk_iltp_item_decoder", items_reset, destroy, items_step,
-                                                    items_finish, items_event, items_end_cb, false, 1};
+                                                    items_finish, items_event, items_end_cb, false, 1, NULL};
 
 /* ---- the reader ---------------------------------------------------------------------------- */
 static bool reader_reset(void *obj, void *ctx)
@@ -288,4 +296,4 @@ static bool reader_end_cb(wk_contract *c, void *obj)
 
 const wk_contract_ops wk_contract_iltp_reader_ops = {"wk_iltp_reader", reader_reset, destroy, reader_step,
                                                      reader_finish, reader_event, reader_end_cb, false,
-                                                     ~0u >> 4};
+                                                     ~0u >> 4, NULL};

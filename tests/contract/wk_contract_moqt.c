@@ -358,7 +358,7 @@ static bool m_end(wk_contract *c, void *obj)
 }
 
 const wk_contract_ops wk_contract_moqt_ops = {"wk_moqt_stream_reader", m_reset, NULL, m_step,
-                                              m_finish, m_event, m_end, false, 0};
+                                              m_finish, m_event, m_end, false, 0, NULL};
 
 /* ---------------------------------------------------------------------------------------------
  * Encoder calls

@@ -1256,7 +1256,7 @@ static bool sr_end(wk_contract *c, void *obj)
 }
 
 static const wk_contract_ops session_recv_ops = {"wk_iltp_session_recv", sr_reset, sr_destroy, sr_step,
-                                                 sr_finish, sr_event, sr_end, false, 1u << 20};
+                                                 sr_finish, sr_event, sr_end, false, 1u << 20, NULL};
 
 static void test_contract_recv(void)
 {
