@@ -48,7 +48,12 @@ def tables(text):
         seen[key] = seen.get(key, 0) + 1
         if seen[key] > 1:
             key = (section, key[1], "%s #%d" % (label, seen[key]))
-        rows[key] = {h: num(c) for c, h in zip(cells, header) if num(c) is not None}
+        cols, named = {}, {}
+        for c, h in zip(cells, header):
+            named[h] = named.get(h, 0) + 1
+            if num(c) is not None:  # a repeated header (encode, then decode) gets " #2"
+                cols[h if named[h] == 1 else "%s #%d" % (h, named[h])] = num(c)
+        rows[key] = cols
     return rows
 
 
