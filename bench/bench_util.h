@@ -4,6 +4,7 @@
  * WK_BENCH_NAME (the program's name, for die's message) before including. */
 #ifndef WK_BENCH_UTIL_H
 #define WK_BENCH_UTIL_H
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +105,37 @@ static inline size_t bench_put_some(bench_buf *b, const void *s, size_t n)
     n = min_sz(n, b->cap - b->n);
     memcpy(b->p + b->n, s, n);
     b->n += n;
+    return n;
+}
+
+/* The size options of the throughput benchmarks: --quick, --reps N, --mib N. bench_size_opt takes
+ * argv[*i] when it is one of them (advancing *i past its value) and returns true. */
+typedef struct bench_size {
+    bool quick;
+    int reps;
+    size_t mib;
+} bench_size;
+
+static inline bool bench_size_opt(bench_size *o, int argc, char **argv, int *i)
+{
+    if (strcmp(argv[*i], "--quick") == 0) o->quick = true;
+    else if (strcmp(argv[*i], "--reps") == 0 && *i + 1 < argc) o->reps = atoi(argv[++*i]);
+    else if (strcmp(argv[*i], "--mib") == 0 && *i + 1 < argc) o->mib = (size_t)atoi(argv[++*i]);
+    else return false;
+    return true;
+}
+
+/* The corpus size in bytes (--quick: 256 KiB, 3 repetitions, 2 ms timings); dies on a bad
+ * --reps (1..max_reps) or --mib. */
+static inline size_t bench_size_apply(bench_size *o, int max_reps, double *min_seconds)
+{
+    size_t n = o->mib << 20;
+    if (o->quick) {
+        n = 256u << 10;
+        o->reps = 3;
+        *min_seconds = 0.002;
+    }
+    if (o->reps < 1 || o->reps > max_reps || n == 0) die("bad --reps or --mib");
     return n;
 }
 

@@ -601,14 +601,12 @@ static uint8_t *vector_block(const uint8_t *comp, size_t comp_len, size_t expect
 
 int main(int argc, char **argv)
 {
-    int reps = 11;
-    size_t mib = 4;
-    bool quick = false;
+    bench_size sz = {false, 11, 4};
     const char *shared = WK_VECTORS_DIR;
     int kernel = -1;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--quick") == 0) quick = true;
-        else if (strcmp(argv[i], "--kernel") == 0 && i + 1 < argc) {
+        if (bench_size_opt(&sz, argc, argv, &i)) continue;
+        if (strcmp(argv[i], "--kernel") == 0 && i + 1 < argc) {
             const char *k = argv[++i];
             kernel = -2;
             for (int id = 0; id < NKERNELS; id++)
@@ -616,8 +614,6 @@ int main(int argc, char **argv)
             if (strcmp(k, "auto") == 0) kernel = -1;
             if (kernel == -2) die("--kernel: portable, bmi2, avx2, avx512 or auto");
         }
-        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--mib") == 0 && i + 1 < argc) mib = (size_t)atoi(argv[++i]);
         else if (strcmp(argv[i], "--vectors") == 0 && i + 1 < argc) shared = argv[++i];
         else {
             fprintf(stderr, "usage: eth_bench [--quick] [--reps N] [--mib N] [--vectors DIR] "
@@ -625,13 +621,9 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    size_t n = mib << 20;
-    if (quick) {
-        n = 256u << 10;
-        reps = 3;
-        min_seconds = 0.002;
-    }
-    if (reps < 1 || reps > MAX_REPS || n == 0) die("bad --reps or --mib");
+    size_t n = bench_size_apply(&sz, MAX_REPS, &min_seconds);
+    int reps = sz.reps;
+    bool quick = sz.quick;
     double t_start = now();
 
     /* ---- data ---- */

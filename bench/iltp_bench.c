@@ -621,15 +621,12 @@ static pair isal_vs_zlib(run *z, run *i, int reps)
 
 int main(int argc, char **argv)
 {
-    int reps = 11, dlevel = WK_ILTP_DEFLATE_LEVEL, zlevel = WK_ILTP_ZSTD_LEVEL;
-    size_t mib = 8;
-    bool quick = false;
+    int dlevel = WK_ILTP_DEFLATE_LEVEL, zlevel = WK_ILTP_ZSTD_LEVEL;
+    bench_size sz = {false, 11, 8};
     const char *only = NULL;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--quick") == 0) quick = true;
-        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--mib") == 0 && i + 1 < argc) mib = (size_t)atoi(argv[++i]);
-        else if (strcmp(argv[i], "--deflate-level") == 0 && i + 1 < argc) dlevel = atoi(argv[++i]);
+        if (bench_size_opt(&sz, argc, argv, &i)) continue;
+        if (strcmp(argv[i], "--deflate-level") == 0 && i + 1 < argc) dlevel = atoi(argv[++i]);
         else if (strcmp(argv[i], "--zstd-level") == 0 && i + 1 < argc) zlevel = atoi(argv[++i]);
         else if (strcmp(argv[i], "--cpu") == 0) cpu_clock = true;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
@@ -639,13 +636,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    size_t n = mib << 20;
-    if (quick) {
-        n = 256u << 10;
-        reps = 3;
-        min_seconds = 0.002;
-    }
-    if (reps < 1 || reps > MAX_REPS || n == 0) die("bad --reps or --mib");
+    size_t n = bench_size_apply(&sz, MAX_REPS, &min_seconds);
+    int reps = sz.reps;
     if (dlevel < 1 || dlevel > 9 || zlevel < 1 || zlevel > 19) die("bad --deflate-level or --zstd-level");
     double t_start = now();
 
