@@ -6,4 +6,6 @@ set(WK_TEST_PYTHON /usr/bin/python3 CACHE FILEPATH "Python with zlib and zstanda
 add_test(NAME moqt_cli
          COMMAND ${WK_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/cli_test.py $<TARGET_FILE:wirekit_cli>
                  ${WK_VECTORS_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
-set_tests_properties(moqt_cli PROPERTIES TIMEOUT 300)
+# About 130 s alone here, 190 s beside the rest of the suite, and past 300 s under ASan on a
+# loaded 2-core machine (a brand-new-machine run, 2026-12-07): a deadline, not a speed check.
+set_tests_properties(moqt_cli PROPERTIES TIMEOUT 900)
