@@ -57,13 +57,18 @@ static bool f_reset(void *obj, void *ctx)
            wk_eth_snappy_frame_decoder_produced(f->d) == 0;
 }
 
+/* Copies what a step produced (out->dst[p0..out->pos)) into the sink, when there is one. */
+static void sink_step(wk_contract_eth_sink *sink, const wk_out *out, size_t p0)
+{
+    if (sink && out && out->pos > p0 && !sink_put(sink, out->dst + p0, out->pos - p0)) abort();
+}
+
 static wk_result f_step(void *obj, wk_in *in, wk_out *out, wk_error *err)
 {
     wk_contract_eth_frame *f = obj;
     size_t p0 = out ? out->pos : 0;
     wk_result r = wk_eth_snappy_frame_decode(f->d, in, out, err);
-    if (f->sink && out && out->pos > p0 && !sink_put(f->sink, out->dst + p0, out->pos - p0))
-        abort();
+    sink_step(f->sink, out, p0);
     return r;
 }
 
@@ -148,8 +153,7 @@ static wk_result r_step(void *obj, wk_in *in, wk_out *out, wk_error *err)
     wk_contract_eth_rr *m = obj;
     size_t p0 = out ? out->pos : 0;
     wk_result r = wk_eth_rr_reader_read(m->r, in, out, err);
-    if (m->sink && out && out->pos > p0 && !sink_put(m->sink, out->dst + p0, out->pos - p0))
-        abort();
+    sink_step(m->sink, out, p0);
     return r;
 }
 
