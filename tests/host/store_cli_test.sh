@@ -74,7 +74,10 @@ done
 # a corrupted file is reported, nothing written to stdout
 h5=$(sed -n 6p "$tmp/want")
 chmod u+w "$S/blobs/$h5"
-printf 'X' | dd of="$S/blobs/$h5" bs=1 seek=3 conv=notrunc status=none
+# flip every bit of byte 3 (writing a fixed byte left random data unchanged 1 time in 256)
+b=$(od -An -tu1 -j3 -N1 "$S/blobs/$h5" | tr -d ' ')
+printf "\\$(printf '%03o' $((b ^ 255)))" | dd of="$S/blobs/$h5" bs=1 seek=3 conv=notrunc status=none
+cmp -s "$S/blobs/$h5" "$tmp/f5" && bad "corruption left the file unchanged" || ok
 "$W" iltp get --store "$S" "$h5" > "$tmp/out" 2> "$tmp/err"; expect_rc $? 1 "get corrupted"
 grep -q '^HOST_ERR_STORE_CORRUPT: ' "$tmp/err" && ok || bad "corrupted message: $(cat "$tmp/err")"
 [ ! -s "$tmp/out" ] && ok || bad "get corrupted wrote data"
