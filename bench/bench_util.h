@@ -139,6 +139,14 @@ static inline size_t bench_size_apply(bench_size *o, int max_reps, double *min_s
     return n;
 }
 
+/* Prints "usage: <WK_BENCH_NAME> <options>" on stderr; returns 2, the benches' exit status for a bad
+ * command line. */
+static inline int bench_usage(const char *options)
+{
+    fprintf(stderr, "usage: %s %s\n", WK_BENCH_NAME, options);
+    return 2;
+}
+
 static inline int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

@@ -615,11 +615,8 @@ int main(int argc, char **argv)
             if (kernel == -2) die("--kernel: portable, bmi2, avx2, avx512 or auto");
         }
         else if (strcmp(argv[i], "--vectors") == 0 && i + 1 < argc) shared = argv[++i];
-        else {
-            fprintf(stderr, "usage: eth_bench [--quick] [--reps N] [--mib N] [--vectors DIR] "
-                            "[--kernel portable|bmi2|avx2|avx512|auto]\n");
-            return 2;
-        }
+        else return bench_usage("[--quick] [--reps N] [--mib N] [--vectors DIR] "
+                                "[--kernel portable|bmi2|avx2|avx512|auto]");
     }
     size_t n = bench_size_apply(&sz, MAX_REPS, &min_seconds);
     int reps = sz.reps;

@@ -630,11 +630,8 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--zstd-level") == 0 && i + 1 < argc) zlevel = atoi(argv[++i]);
         else if (strcmp(argv[i], "--cpu") == 0) cpu_clock = true;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
-        else {
-            fprintf(stderr, "usage: iltp_bench [--quick] [--reps N] [--mib N] [--deflate-level N] "
-                            "[--zstd-level N] [--cpu] [--only TEXT]\n");
-            return 2;
-        }
+        else return bench_usage("[--quick] [--reps N] [--mib N] [--deflate-level N] "
+                                "[--zstd-level N] [--cpu] [--only TEXT]");
     }
     size_t n = bench_size_apply(&sz, MAX_REPS, &min_seconds);
     int reps = sz.reps;

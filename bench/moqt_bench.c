@@ -337,10 +337,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--objects") == 0 && i + 1 < argc) nsmall = (size_t)atol(argv[++i]);
         else if (strcmp(argv[i], "--large") == 0 && i + 1 < argc) nlarge = (size_t)atol(argv[++i]);
-        else {
-            fprintf(stderr, "usage: moqt_bench [--quick] [--reps N] [--objects N] [--large N]\n");
-            return 2;
-        }
+        else return bench_usage("[--quick] [--reps N] [--objects N] [--large N]");
     }
     if (quick) {
         reps = 3;
