@@ -250,6 +250,11 @@ extern const wk_carrier_kind wk_carrier_wss;    /* ws.c over tls.c (GnuTLS) over
 extern const wk_carrier_kind wk_carrier_quib;   /* quib.c (over quib_conn.c) */
 /* A carrier may wrap another: ws: can run its HTTP upgrade and frames over a carrier from
  * wk_carrier_tcp (being its owner), and wss: put GnuTLS between the two. */
+/* A ws: carrier over any inner carrier (owned from now on; closed on failure): ws.c's own
+ * constructor, which tests use to drive the carrier over a scripted inner carrier. server picks
+ * the side (a server reads the upgrade request); addr is its canonical address. NULL with *err. */
+wk_carrier *wk_carrier_ws_over(wk_host_loop *loop, wk_carrier *inner, bool server, const wk_iltp_address *addr,
+                               const wk_carrier_config *cfg, wk_error *err);
 
 /* Resolves a carrier address's host and port with the system resolver (it blocks: call it when
  * a carrier or listener is made, before the loop runs) for socktype (SOCK_STREAM, SOCK_DGRAM):

@@ -251,9 +251,13 @@ static void peer_close(ws_conn *w)
     fail(w, &e);
 }
 
-/* Runs the frame reader over in while the owner reads. */
+/* Runs the frame reader over in while the owner reads. A slice the owner left part of goes
+ * first: the reader's next event reuses the buffer it lives in. (The owner may ask to read again
+ * and the inner carrier deliver more bytes before on_idle has handed the rest over: feeding the
+ * reader then overwrote the held bytes, and the owner got a corrupted stream.) */
 static void feed(ws_conn *w, wk_in *in)
 {
+    if (w->held_len && w->want_read && !w->dead && !w->closing && !deliver_held(w)) return;
     while (w->want_read && !w->dead && !w->closing && !w->peer_closed) {
         wk_error e;
         wk_result r = wk_ws_reader_read(w->rd, in, &e);
@@ -583,6 +587,13 @@ nomem:
     wk_carrier_close(inner);
     wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "WebSocket carrier");
     return NULL;
+}
+
+wk_carrier *wk_carrier_ws_over(wk_host_loop *loop, wk_carrier *inner, bool server, const wk_iltp_address *addr,
+                               const wk_carrier_config *cfg, wk_error *err)
+{
+    ws_conn *w = ws_new(loop, inner, server, false, addr, cfg, err);
+    return w ? &w->c : NULL;
 }
 
 /* ---- listeners --------------------------------------------------------------------------- */
