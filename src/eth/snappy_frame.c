@@ -223,7 +223,8 @@ static wk_code handle_body(wk_eth_snappy_frame_decoder *d, const uint8_t *body, 
         uint64_t declared;
         size_t blen = len - 4, plen;
         wk_error e;
-        if (wk_eth_snappy_block_peek(data, blen, WK_ETH_SNAPPY_FRAME_MAX_DATA, &declared, &plen, &e) !=
+        wk_in block = {data, blen, 0};
+        if (wk_eth_snappy_block_peek(&block, WK_ETH_SNAPPY_FRAME_MAX_DATA, &declared, &plen, &e) !=
             WK_OK) {
             if (e.code == WK_ERR_SNAPPY_TOO_LARGE)
                 return DFAIL(d, err, WK_ERR_FRAME_CHUNK_TOO_LARGE, d->chunk_start,

@@ -109,6 +109,24 @@ static inline wk_code enc_out(wk_result r, size_t *len, const wk_error *e)
     return e->code;
 }
 
+/* LOOK(p, n): a view of p[0..n) for a look call (peek, validate, parse, check, the RLP readers,
+ * the message-id), which takes `const wk_in *` and never moves it. A compound literal: it lives
+ * to the end of the enclosing block, and two LOOKs in one expression are two views. */
+#define LOOK(p, n) (&(wk_in){(p), (n), 0})
+
+/* wk_eth_snappy_block_decode_alloc of p[0..n) as a code: WK_OK for WK_DONE with the view moved to
+ * its end, else the error's code with the view untouched (WK_ERR_STATE when the view moved
+ * otherwise, or for any other answer). */
+static inline wk_code block_decode_alloc_code(const uint8_t *p, size_t n, uint64_t max_out,
+                                              const wk_allocator *a, uint8_t **out,
+                                              size_t *out_len, wk_error *e)
+{
+    wk_in in = {p, n, 0};
+    wk_result r = wk_eth_snappy_block_decode_alloc(&in, max_out, a, out, out_len, e);
+    if (r == WK_DONE) return in.pos == n ? WK_OK : WK_ERR_STATE;
+    return r == WK_ERROR && in.pos == 0 ? e->code : WK_ERR_STATE;
+}
+
 /* One req/resp read step as a code: for WK_EVENT the event (WK_ETH_RR_CHUNK_BEGIN, _CHUNK_END,
  * _END), else RR_NEED_INPUT / RR_NEED_OUTPUT / RR_ERROR (RR_DONE: never from this reader). */
 enum { RR_ERROR = -1, RR_NEED_INPUT = 1, RR_NEED_OUTPUT = 2, RR_DONE = 99 };

@@ -159,16 +159,16 @@ static bool is_wrap_literal(const uint8_t *p, size_t n, const wk_error *e)
 static void agree(const uint8_t *p, size_t n, const char *what)
 {
     wk_error e;
-    wk_code cv = wk_eth_snappy_block_validate(p, n, UINT64_MAX, NULL, &e);
+    wk_code cv = wk_eth_snappy_block_validate(LOOK(p, n), UINT64_MAX, NULL, &e);
     bool ours = cv == WK_OK;
     bool theirs = libsnappy_accepts(p, n);
     uint64_t declared;
-    if (wk_eth_snappy_block_peek(p, n, UINT64_MAX, &declared, NULL, NULL) == WK_OK &&
+    if (wk_eth_snappy_block_peek(LOOK(p, n), UINT64_MAX, &declared, NULL, NULL) == WK_OK &&
         declared <= (1u << 24)) {
         uint8_t *o = NULL;
         size_t ol;
         wk_error ed;
-        wk_code cd = wk_eth_snappy_block_decode_alloc(p, n, UINT64_MAX, NULL, &o, &ol, &ed);
+        wk_code cd = block_decode_alloc_code(p, n, UINT64_MAX, NULL, &o, &ol, &ed);
         CHECKF(cd == cv && (cd == WK_OK || ed.offset == e.offset),
                "%s: decode %s at %llu, validate %s at %llu", what, code_name(cd),
                (unsigned long long)ed.offset, code_name(cv), (unsigned long long)e.offset);
@@ -303,11 +303,11 @@ static void block_row(const row *r)
     uint8_t *alloc_out = NULL;
     size_t alloc_len = 0;
     wk_error e2;
-    wk_code c2 = wk_eth_snappy_block_decode_alloc(r->in, r->in_len, BLOCK_LIMIT, NULL, &alloc_out,
+    wk_code c2 = block_decode_alloc_code(r->in, r->in_len, BLOCK_LIMIT, NULL, &alloc_out,
                                               &alloc_len, &e2);
     wk_error e3;
     uint64_t declared = 0;
-    wk_code c3 = wk_eth_snappy_block_validate(r->in, r->in_len, BLOCK_LIMIT, &declared, &e3);
+    wk_code c3 = wk_eth_snappy_block_validate(LOOK(r->in, r->in_len), BLOCK_LIMIT, &declared, &e3);
     if (r->ok) {
         CHECKF(c == WK_OK && out_len == r->out_len && memcmp(out, r->out, out_len) == 0,
                "decode %s: %s", r->id, code_name(c));
@@ -322,7 +322,7 @@ static void block_row(const row *r)
             CHECK(enc_out(wk_eth_snappy_block_decode(IN(r->in, r->in_len), BLOCK_LIMIT, VIEW(out, r->out_len - 1), &e), &out_len, &e) == ENC_NO_ROOM);
             CHECK(LAST_IN.pos == 0);
             /* a limit one below the declared length is TOO_LARGE at offset 0 */
-            CHECK(wk_eth_snappy_block_validate(r->in, r->in_len, r->out_len - 1, NULL, &e) ==
+            CHECK(wk_eth_snappy_block_validate(LOOK(r->in, r->in_len), r->out_len - 1, NULL, &e) ==
                       WK_ERR_SNAPPY_TOO_LARGE &&
                   e.offset == 0);
         }
@@ -510,9 +510,9 @@ static void manifest_block(const char *path, const uint8_t *p, size_t n, bool ok
     wk_error e;
     uint8_t *out = NULL;
     size_t out_len = 0;
-    wk_code c = wk_eth_snappy_block_decode_alloc(p, n, (uint64_t)1 << 30, NULL, &out, &out_len, &e);
+    wk_code c = block_decode_alloc_code(p, n, (uint64_t)1 << 30, NULL, &out, &out_len, &e);
     wk_error ev;
-    wk_code cv = wk_eth_snappy_block_validate(p, n, (uint64_t)1 << 30, NULL, &ev);
+    wk_code cv = wk_eth_snappy_block_validate(LOOK(p, n), (uint64_t)1 << 30, NULL, &ev);
     bool lib = libsnappy_accepts(p, n);
     agree(p, n, path);
     if (ok) {
@@ -654,7 +654,7 @@ static void test_block_peek(void)
         uint64_t v = 99;
         size_t pl = 99;
         wk_error e;
-        wk_code c = wk_eth_snappy_block_peek(in, n, UINT64_MAX, &v, &pl, &e);
+        wk_code c = wk_eth_snappy_block_peek(LOOK(in, n), UINT64_MAX, &v, &pl, &e);
         CHECKF(c == t[i].code, "peek %s: %s", t[i].hex, code_name(c));
         if (c == WK_OK)
             CHECKF(v == t[i].value && pl == t[i].len, "peek %s: %llu/%zu", t[i].hex,
@@ -663,9 +663,9 @@ static void test_block_peek(void)
             CHECK(e.has_offset && e.offset == 0);
         if (c == WK_OK) {
             /* the limit: equal passes, one below is TOO_LARGE, checked at offset 0 */
-            CHECK(wk_eth_snappy_block_peek(in, n, t[i].value, NULL, NULL, &e) == WK_OK);
+            CHECK(wk_eth_snappy_block_peek(LOOK(in, n), t[i].value, NULL, NULL, &e) == WK_OK);
             if (t[i].value > 0)
-                CHECK(wk_eth_snappy_block_peek(in, n, t[i].value - 1, NULL, NULL, &e) ==
+                CHECK(wk_eth_snappy_block_peek(LOOK(in, n), t[i].value - 1, NULL, NULL, &e) ==
                           WK_ERR_SNAPPY_TOO_LARGE &&
                       e.offset == 0);
         }
@@ -677,23 +677,66 @@ static void test_block_peek(void)
     uint8_t *o = NULL;
     size_t ol;
     wk_error e;
-    CHECK(wk_eth_snappy_block_decode_alloc(big, sizeof big, 1 << 20, &a, &o, &ol, &e) ==
+    CHECK(block_decode_alloc_code(big, sizeof big, 1 << 20, &a, &o, &ol, &e) ==
           WK_ERR_SNAPPY_TOO_LARGE);
     CHECK(cnt.count == 0 && o == NULL);
     /* an empty result is a 1-byte allocation through the allocator */
     uint8_t empty[] = {0x00};
-    CHECK(wk_eth_snappy_block_decode_alloc(empty, 1, 0, &a, &o, &ol, &e) == WK_OK && o && ol == 0);
+    CHECK(block_decode_alloc_code(empty, 1, 0, &a, &o, &ol, &e) == WK_OK && o && ol == 0);
     CHECK(cnt.count == 1 && cnt.current == 1);
     a.free(a.opaque, o);
     /* a failing allocation is NOMEM */
     cnt.limit = 10;
     uint8_t lit[] = {0x0c, 0x2c, 'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd', '!'};
-    CHECK(wk_eth_snappy_block_decode_alloc(lit, sizeof lit, 100, &a, &o, &ol, &e) == WK_ERR_NOMEM);
+    CHECK(block_decode_alloc_code(lit, sizeof lit, 100, &a, &o, &ol, &e) == WK_ERR_NOMEM);
     cnt.limit = 0;
-    CHECK(wk_eth_snappy_block_decode_alloc(lit, sizeof lit, 100, &a, &o, &ol, &e) == WK_OK &&
+    CHECK(block_decode_alloc_code(lit, sizeof lit, 100, &a, &o, &ol, &e) == WK_OK &&
           ol == 12 && memcmp(o, "hello world!", 12) == 0);
     a.free(a.opaque, o);
     CHECK(cnt.current == 0);
+}
+
+/* The look calls take the block as a view's unread bytes and leave the view alone; offsets count
+ * from in->pos; decode_alloc moves pos to the end on WK_DONE only; no view is WK_ERR_ARG. */
+static void test_block_views(void)
+{
+    /* 3 bytes of something else, then "hello world!" as a block, then nothing */
+    static const uint8_t vb[] = {0xee, 0xee, 0xee, 0x0c, 0x2c, 'h', 'e', 'l', 'l', 'o', ' ',
+                                  'w', 'o', 'r', 'l', 'd', '!'};
+    wk_in in = {vb, sizeof vb, 3};
+    uint64_t d = 0;
+    size_t pl = 0;
+    wk_error e;
+    CHECK(wk_eth_snappy_block_peek(&in, 100, &d, &pl, &e) == WK_OK && d == 12 && pl == 1 &&
+          in.pos == 3);
+    CHECK(wk_eth_snappy_block_validate(&in, 100, &d, &e) == WK_OK && d == 12 && in.pos == 3);
+    CHECK(wk_eth_snappy_block_peek(&in, 11, NULL, NULL, &e) == WK_ERR_SNAPPY_TOO_LARGE &&
+          e.offset == 0 && in.pos == 3);
+    /* a view ending one byte early: the length mismatch is at the view's end, from in->pos */
+    wk_in shortv = {vb, sizeof vb - 1, 3};
+    CHECK(wk_eth_snappy_block_validate(&shortv, 100, NULL, &e) == WK_ERR_SNAPPY_TRUNCATED &&
+          e.offset == 1 && shortv.pos == 3);
+    uint8_t *o = NULL;
+    size_t ol = 0;
+    CHECK(wk_eth_snappy_block_decode_alloc(&shortv, 100, NULL, &o, &ol, &e) == WK_ERROR &&
+          e.code == WK_ERR_SNAPPY_TRUNCATED && e.offset == 1 && shortv.pos == 3 && o == NULL);
+    CHECK(wk_eth_snappy_block_decode_alloc(&in, 100, NULL, &o, &ol, &e) == WK_DONE &&
+          in.pos == sizeof vb && ol == 12 && o && memcmp(o, "hello world!", 12) == 0);
+    free(o);
+    /* an empty view (pos at its end) is an empty block */
+    CHECK(wk_eth_snappy_block_peek(&in, 100, NULL, NULL, &e) == WK_ERR_SNAPPY_TRUNCATED &&
+          e.offset == 0);
+    /* no view, or pos past size: WK_ERR_ARG without an offset */
+    wk_in bad = {vb, 2, 3};
+    CHECK(wk_eth_snappy_block_peek(NULL, 100, NULL, NULL, &e) == WK_ERR_ARG && !e.has_offset);
+    CHECK(wk_eth_snappy_block_validate(&bad, 100, NULL, &e) == WK_ERR_ARG && !e.has_offset);
+    o = NULL;
+    CHECK(wk_eth_snappy_block_decode_alloc(&bad, 100, NULL, &o, &ol, &e) == WK_ERROR &&
+          e.code == WK_ERR_ARG && bad.pos == 3 && o == NULL);
+    CHECK(wk_eth_snappy_block_decode_alloc(NULL, 100, NULL, &o, &ol, &e) == WK_ERROR &&
+          e.code == WK_ERR_ARG);
+    CHECK(wk_eth_snappy_block_decode_alloc(&in, 100, NULL, NULL, &ol, &e) == WK_ERROR &&
+          e.code == WK_ERR_ARG);
 }
 
 /* Elements written by hand, each decoded and validated, with the error offset of the failing tag.
@@ -737,7 +780,7 @@ static void test_block_elements(void)
         size_t n = (size_t)wk_hex_decode(t[i].hex, strlen(t[i].hex), in, sizeof in);
         wk_error e, e2;
         size_t ol = 0;
-        wk_code c = wk_eth_snappy_block_validate(in, n, 1 << 20, NULL, &e);
+        wk_code c = wk_eth_snappy_block_validate(LOOK(in, n), 1 << 20, NULL, &e);
         wk_code c2 = enc_out(wk_eth_snappy_block_decode(IN(in, n), 1 << 20, VIEW(out, sizeof out), &e2), &ol, &e2);
         CHECKF(c == t[i].code && c2 == c, "element %s: %s / %s, want %s", t[i].hex, code_name(c),
                code_name(c2), code_name(t[i].code));
@@ -760,12 +803,12 @@ static void test_libsnappy_wrap(void)
     uint8_t out[8], *o = NULL;
     size_t ol;
     wk_error e;
-    CHECK(wk_eth_snappy_block_validate(blk, sizeof blk, 100, NULL, &e) == WK_ERR_SNAPPY_TRUNCATED &&
+    CHECK(wk_eth_snappy_block_validate(LOOK(blk, sizeof blk), 100, NULL, &e) == WK_ERR_SNAPPY_TRUNCATED &&
           e.offset == 1);
     CHECK(enc_out(wk_eth_snappy_block_decode(IN(blk, sizeof blk), 100, VIEW(out, sizeof out), &e), &ol, &e) ==
               WK_ERR_SNAPPY_TRUNCATED &&
           e.offset == 1);
-    CHECK(wk_eth_snappy_block_decode_alloc(blk, sizeof blk, 100, NULL, &o, &ol, &e) ==
+    CHECK(block_decode_alloc_code(blk, sizeof blk, 100, NULL, &o, &ol, &e) ==
               WK_ERR_SNAPPY_TRUNCATED &&
           o == NULL);
     /* the same bytes inside literal data are harmless */
@@ -842,7 +885,7 @@ static void test_grammar_agreement(void)
         }
         if (rng() % 10 == 0 && n) n -= (size_t)(rng() % n);
         wk_error e;
-        if (wk_eth_snappy_block_validate(b, n, UINT64_MAX, NULL, &e) == WK_OK) valid++;
+        if (wk_eth_snappy_block_validate(LOOK(b, n), UINT64_MAX, NULL, &e) == WK_OK) valid++;
         agree(b, n, "grammar block");
     }
     CHECKF(disagreements == before && valid > 100, "%d disagreements, %d valid blocks",
@@ -872,7 +915,7 @@ static void test_block_encode(void)
             CHECK(cl <= cap);
             CHECK(enc_out(wk_eth_snappy_block_decode(IN(c, cl), n, VIEW(back, n), &e), &bl, &e) == WK_OK && bl == n &&
                   memcmp(back, src, n) == 0);
-            CHECK(wk_eth_snappy_block_validate(c, cl, n, NULL, &e) == WK_OK);
+            CHECK(wk_eth_snappy_block_validate(LOOK(c, cl), n, NULL, &e) == WK_OK);
             CHECK(enc_out(wk_eth_snappy_block_encode(src, n, VIEW(c, cap - 1), &e), &cl, &e) == ENC_NO_ROOM);
             agree(c, cl, "encoder output");
             free(src);
@@ -1404,6 +1447,7 @@ int main(int argc, char **argv)
     test_handmade();
     test_manifest();
     test_block_peek();
+    test_block_views();
     test_block_elements();
     test_libsnappy_wrap();
     test_grammar_agreement();
