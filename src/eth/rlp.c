@@ -70,7 +70,7 @@ wk_code wk_eth_rlp_read_uint(const wk_in *in, uint64_t *value, size_t *used, wk_
     const uint8_t *p;
     size_t n;
     if (!wk_eth_view_bytes(in, &p, &n, err)) return WK_ERR_ARG;
-    wk_eth_rlp_item it;
+    wk_eth_rlp_item it = {false, 0, 0};
     wk_code rc = read_header(p, n, &it, err);
     if (rc != WK_OK) return rc;
     if (it.is_list)
@@ -102,7 +102,7 @@ wk_code wk_eth_rlp_check(const wk_in *in, unsigned max_depth, wk_error *err)
     size_t ends[RLP_STACK_MAX]; /* end offset of every open list, outermost first */
     unsigned depth = 0;
 
-    wk_eth_rlp_item it;
+    wk_eth_rlp_item it = {false, 0, 0};
     wk_code rc = read_header(p, n, &it, err);
     if (rc != WK_OK) return rc;
     size_t top_end = it.header_len + it.payload_len;

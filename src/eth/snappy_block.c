@@ -63,8 +63,8 @@ wk_code wk_eth_snappy_block_validate(const wk_in *in, uint64_t max_out, uint64_t
     const uint8_t *src;
     size_t n;
     if (!wk_eth_view_bytes(in, &src, &n, err)) return WK_ERR_ARG;
-    uint64_t want;
-    size_t i;
+    uint64_t want = 0;
+    size_t i = 0;
     wk_code c = block_peek(src, n, max_out, &want, &i, err);
     if (c != WK_OK) return c;
     if (declared) *declared = want;
@@ -156,8 +156,8 @@ wk_result wk_eth_snappy_block_decode(wk_in *in, uint64_t max_out, wk_out *out, w
     }
     const uint8_t *src = in->src ? in->src + in->pos : NULL;
     size_t n = in->size - in->pos;
-    uint64_t declared;
-    size_t plen;
+    uint64_t declared = 0;
+    size_t plen = 0;
     if (block_peek(src, n, max_out, &declared, &plen, err) != WK_OK) return WK_ERROR;
     if (declared > out->size - out->pos) return WK_NEED_OUTPUT; /* nothing written */
     if (block_decode_checked(src, n, plen, declared, out->dst ? out->dst + out->pos : NULL, err) !=
@@ -179,8 +179,8 @@ wk_result wk_eth_snappy_block_decode_alloc(wk_in *in, uint64_t max_out,
         wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "no result pointer");
         return WK_ERROR;
     }
-    uint64_t declared;
-    size_t plen;
+    uint64_t declared = 0;
+    size_t plen = 0;
     if (block_peek(src, n, max_out, &declared, &plen, err) != WK_OK) return WK_ERROR;
     if (declared > SIZE_MAX) {
         wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "declared length %llu does not fit in memory",
