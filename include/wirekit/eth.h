@@ -208,7 +208,8 @@ void wk_eth_snappy_frame_encoder_reset(wk_eth_snappy_frame_encoder *e);
 /* The step: consumes in->src[in->pos..in->size) (NULL = no input) and writes chunks to
  * out->dst[out->pos..out->size), advancing both. Returns WK_NEED_INPUT once all input is taken
  * and every complete 65536-byte piece is written (a partial piece stays buffered),
- * WK_NEED_OUTPUT when out is full, WK_ERROR (WK_ERR_BACKEND from libsnappy; sticky until reset). */
+ * WK_NEED_OUTPUT when out is full, WK_ERROR (WK_ERR_BACKEND from libsnappy; sticky until reset).
+ * Writes nothing past out->pos (pieces are compressed in the encoder's own buffer). */
 wk_result wk_eth_snappy_frame_encode(wk_eth_snappy_frame_encoder *e, wk_in *in, wk_out *out,
                                      wk_error *err);
 /* As wk_eth_snappy_frame_encode, then the buffered partial piece is written as a chunk too:
@@ -228,8 +229,8 @@ uint64_t wk_eth_snappy_frame_max_size(uint64_t n);
 /* One-shot framing of src[0..n) (the caller's) at out->dst + out->pos: the same bytes the
  * streaming encoder writes. WK_DONE: out->pos moved past the stream. WK_NEED_OUTPUT (view
  * untouched) when the room is below wk_eth_snappy_frame_max_size(n); WK_ERROR: WK_ERR_ARG (NULL
- * input with n > 0, no view), WK_ERR_BACKEND. Allocates nothing (a piece without room for
- * libsnappy's worst case in the view is compressed through a 75 KiB stack buffer). */
+ * input with n > 0, no view), WK_ERR_BACKEND. Allocates nothing: each piece is compressed
+ * through a 75 KiB stack buffer (libsnappy's worst case), so nothing past out->pos is written. */
 wk_result wk_eth_snappy_frame_encode_all(const uint8_t *src, size_t n, wk_out *out, wk_error *err);
 
 /* ---------------------------------------------------------------------------------------------

@@ -29,7 +29,6 @@ static uint64_t rng(void)
     return rng_state = x;
 }
 
-static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 /* Equal byte strings (either pointer may be NULL when its length is 0). */
 static bool same(const void *a, size_t an, const void *b, size_t bn)
 {
@@ -973,45 +972,107 @@ static void test_validator_agreement(void)
 /* ---------------------------------------------------------------------------------------------
  * Framing: encoder bytes and policy, round trips, limits, skippables, memory
  * ------------------------------------------------------------------------------------------- */
-/* Encodes src with the streaming encoder: one push and a fixed output view, or random pushes and
- * views (and, with flushes, a flush after some pushes: those cut pieces short). */
+/* Encodes src with the streaming encoder through the contract harness (wk_contract_drive_flush
+ * and the eth adapter; every call checked, the last piece written by the flush at the end): one
+ * push and a fixed output view, or random pushes (explicit cuts) and a random view size behind
+ * 0-byte probes (and, with flushes, a flush after some pushes: those cut pieces short). The
+ * adapter decodes the stream back: src, with exactly src up to each flush point once that flush's
+ * bytes are in. */
 static buf frame_encode_stream(const uint8_t *src, size_t n, bool random_splits, size_t fixed_view,
                                bool flushes)
 {
     wk_error e;
-    wk_eth_snappy_frame_encoder *enc = wk_eth_snappy_frame_encoder_create(NULL, &e);
-    buf b = {0};
-    uint8_t *tmp = malloc(fixed_view > 90000 ? fixed_view : 90000);
-    size_t pos = 0;
-    while (pos < n) {
-        size_t push = random_splits ? 1 + (size_t)(rng() % 150000) : n;
-        if (push > n - pos) push = n - pos;
-        wk_in in = {src, pos + push, pos};
-        bool flush = flushes && rng() % 5 == 0;
-        wk_result r;
-        do {
-            size_t view = random_splits ? (size_t)(rng() % 90000) : fixed_view;
-            wk_out out = {tmp, view, 0};
-            r = frame_encode_step(enc, &in, &out, flush, &e);
-            put(&b, tmp, out.pos);
-        } while (r == WK_NEED_OUTPUT);
-        if (r != (flush ? WK_DONE : WK_NEED_INPUT) || in.pos != in.size) {
-            fprintf(stderr, "encode step: %d\n", r);
-            b.n = (size_t)-1;
-            break;
+    wk_contract_eth_sink sink = {0};
+    wk_contract_eth_frame_enc f;
+    wk_contract_eth_frame_enc_setup(&f, NULL);
+    f.sink = &sink;
+    f.check = wk_eth_snappy_frame_decoder_create(NULL, &e);
+    CHECK(f.check != NULL);
+    if (!f.check) return (buf){NULL, (size_t)-1, 0};
+    buf cuts = {0}; /* size_t cut offsets */
+    uint64_t flush_at[WK_CONTRACT_ETH_MAX_FLUSH];
+    wk_contract_plan plan = {0, NULL, 0, fixed_view, false, false};
+    if (random_splits) {
+        for (size_t pos = 1 + (size_t)(rng() % 150000); pos < n; pos += 1 + (size_t)(rng() % 150000)) {
+            put(&cuts, &pos, sizeof pos);
+            if (flushes && rng() % 5 == 0 && f.nflush < WK_CONTRACT_ETH_MAX_FLUSH)
+                flush_at[f.nflush++] = pos;
         }
-        pos = in.pos;
+        plan.cuts = (const size_t *)cuts.p;
+        plan.ncuts = cuts.n / sizeof(size_t);
+        plan.out_view = 1 + (size_t)(rng() % 90000);
+        plan.zero_probe = true;
     }
-    wk_result r;
-    do {
-        wk_out out = {tmp, random_splits ? 1 + (size_t)(rng() % 90000) : fixed_view, 0};
-        r = frame_encode_step(enc, NULL, &out, true, &e);
-        put(&b, tmp, out.pos);
-    } while (r == WK_NEED_OUTPUT);
-    if (r != WK_DONE) b.n = (size_t)-1;
-    free(tmp);
-    wk_eth_snappy_frame_encoder_destroy(enc);
+    f.flush_at = flush_at;
+    wk_contract_outcome oc;
+    char why[320];
+    bool ok = wk_contract_drive_flush(&wk_contract_eth_frame_enc_ops, wk_contract_eth_frame_enc_flush,
+                                      &f, NULL, src, n, &plan, &oc, why, sizeof why);
+    CHECKF(ok, "framing encoder, %zu bytes, %zu pushes, views of %zu, %zu flushes: %s", n,
+           plan.ncuts + 1, plan.out_view, f.nflush, why);
+    wk_contract_eth_frame_enc_cleanup(&f);
+    wk_eth_snappy_frame_decoder_destroy(f.check);
+    free(cuts.p);
+    buf b = {sink.p, sink.n, sink.cap};
+    if (!ok) b.n = (size_t)-1;
     return b;
+}
+
+/* The encoder through the harness's whole battery (wk_contract_check_flush: whole, byte by byte,
+ * every split, every chunk size, views of 0, 1 and N), with and without flush points: every run
+ * writes the same stream, which decodes back; equal to encode_all without flush points. */
+static void encoder_battery(const uint8_t *src, size_t n, const uint64_t *flush_at, size_t nflush,
+                            const char *what)
+{
+    wk_error e;
+    wk_contract_eth_sink sink = {0};
+    wk_contract_eth_frame_enc f;
+    wk_contract_eth_frame_enc_setup(&f, NULL);
+    f.sink = &sink;
+    f.check = wk_eth_snappy_frame_decoder_create(NULL, &e);
+    f.flush_at = flush_at;
+    f.nflush = nflush;
+    REQUIRE(f.check != NULL);
+    wk_contract_outcome whole;
+    char why[400];
+    CHECKF(wk_contract_check_flush(&wk_contract_eth_frame_enc_ops, wk_contract_eth_frame_enc_flush,
+                                   &f, NULL, src, n, WK_CONTRACT_ALL, &whole, why, sizeof why),
+           "%s: %s", what, why);
+    CHECKF(whole.verdict == WK_DONE && whole.consumed == n, "%s: %s", what,
+           wk_error_name(whole.error.code));
+    if (nflush == 0) {
+        uint64_t bound = wk_eth_snappy_frame_max_size(n);
+        uint8_t *all = malloc(bound ? bound : 1);
+        size_t all_n = 0;
+        wk_contract_hash h;
+        wk_contract_hash_init(&h);
+        CHECK(enc_out(wk_eth_snappy_frame_encode_all(src, n, VIEW(all, bound), &e), &all_n, &e) == WK_OK);
+        wk_contract_hash_add(&h, all, all_n);
+        CHECKF(whole.produced == all_n && whole.output.h == h.h, "%s: %llu bytes, encode_all %zu",
+               what, (unsigned long long)whole.produced, all_n);
+        free(all);
+    }
+    wk_contract_eth_frame_enc_cleanup(&f);
+    wk_eth_snappy_frame_decoder_destroy(f.check);
+    free(sink.p);
+}
+
+static void test_encoder_harness(void)
+{
+    size_t n = 70000;
+    uint8_t *src = malloc(n);
+    fill_text(src, n);
+    encoder_battery(src, 0, NULL, 0, "empty");
+    encoder_battery(src, 8, NULL, 0, "8 bytes");
+    encoder_battery(src, 300, NULL, 0, "300 bytes");
+    static const uint64_t points[] = {0, 1, 1, 17, 100, 299, 300, 5000};
+    encoder_battery(src, 300, points, 7, "300 bytes, flushes");
+    encoder_battery(src, n, NULL, 0, "70000 bytes");
+    static const uint64_t big_points[] = {3, 65536, 65537, 69999, 70000};
+    encoder_battery(src, n, big_points, 5, "70000 bytes, flushes");
+    fill_random(src, n);
+    encoder_battery(src, n, NULL, 0, "70000 random bytes");
+    free(src);
 }
 
 static void test_worked_example(void)
@@ -1400,20 +1461,26 @@ static void test_memory(void)
     uint8_t *src = malloc(n), *wire = malloc(400000), *back = malloc(n);
     fill_text(src, n);
     for (int t = 0; t < 8; t++) {
-        wk_eth_snappy_frame_encoder_reset(enc);
-        size_t wn = 0, ip = 0;
-        for (;;) {
-            wk_in in = {src, min_sz(ip + 1 + rng() % 70000, n), ip};
-            bool fl = in.size == n;
-            wk_result r;
-            do {
-                wk_out o = {wire, min_sz(wn + rng() % 80000, 400000), wn};
-                r = frame_encode_step(enc, &in, &o, fl, &e);
-                wn = o.pos;
-            } while (r == WK_NEED_OUTPUT);
-            ip = in.pos;
-            if (fl) break;
-        }
+        /* encoded through the harness (the encoder reset before the run): random push and view
+         * sizes per round, the last piece written by the flush */
+        wk_contract_eth_sink sink = {0};
+        wk_contract_eth_frame_enc f;
+        wk_contract_eth_frame_enc_setup(&f, NULL);
+        f.e = enc;
+        f.keep_encoder = true;
+        f.sink = &sink;
+        wk_contract_plan plan = {1 + (size_t)(rng() % 70000), NULL, 0, 1 + (size_t)(rng() % 80000),
+                                 t % 2 == 1, false};
+        char why[320];
+        CHECKF(wk_contract_drive_flush(&wk_contract_eth_frame_enc_ops,
+                                       wk_contract_eth_frame_enc_flush, &f, NULL, src, n, &plan,
+                                       NULL, why, sizeof why),
+               "memory round %d: %s", t, why);
+        wk_contract_eth_frame_enc_cleanup(&f);
+        REQUIRE(sink.n <= 400000);
+        memcpy(wire, sink.p, sink.n);
+        size_t wn = sink.n;
+        free(sink.p);
         /* decoded through the harness: random push and view sizes per round */
         buf got = {0};
         bool done;
@@ -1454,6 +1521,7 @@ int main(int argc, char **argv)
     test_block_encode();
     test_validator_agreement();
     test_worked_example();
+    test_encoder_harness();
     test_encoder_policy();
     test_roundtrips();
     test_frame_limits();
