@@ -256,7 +256,8 @@ static void op_wk_block_validate(void *c)
 {
     block_job *j = c;
     wk_error err;
-    if (wk_eth_snappy_block_validate(j->comp, j->comp_len, WK_ETH_SNAPPY_BLOCK_MAX, NULL, &err) != WK_OK)
+    wk_in in = {j->comp, j->comp_len, 0};
+    if (wk_eth_snappy_block_validate(&in, WK_ETH_SNAPPY_BLOCK_MAX, NULL, &err) != WK_OK)
         die(err.msg);
 }
 

@@ -177,15 +177,16 @@ static int snappy_decompress_block(uint64_t max)
     if (!src) return WK_EXIT_USAGE;
     wk_error err;
     int rc;
+    wk_in block = {src, n, 0};
     if (more) {
-        if (wk_eth_snappy_block_validate(src, n, max, NULL, &err) == WK_OK)
+        if (wk_eth_snappy_block_validate(&block, max, NULL, &err) == WK_OK)
             wk_error_set(&err, WK_ERR_SNAPPY_OVERRUN, n, "input continues after a complete block");
         free(src);
         return wk_cli_fail(&err);
     }
     uint8_t *out = NULL;
     size_t out_len = 0;
-    if (wk_eth_snappy_block_decode_alloc(src, n, max, NULL, &out, &out_len, &err) != WK_OK)
+    if (wk_eth_snappy_block_decode_alloc(&block, max, NULL, &out, &out_len, &err) != WK_DONE)
         rc = wk_cli_fail(&err);
     else
         rc = eth_put(out, out_len);
@@ -350,7 +351,8 @@ static size_t print_rlp_json(const uint8_t *p, size_t n)
 {
     wk_eth_rlp_item item;
     wk_error err;
-    if (wk_eth_rlp_read_header(p, n, &item, &err) != WK_OK) return n; /* not reached after the check */
+    if (wk_eth_rlp_read_header(&(wk_in){p, n, 0}, &item, &err) != WK_OK)
+        return n; /* not reached after the check */
     const uint8_t *payload = p + item.header_len;
     if (!item.is_list) {
         fputs("\"0x", stdout);
@@ -395,14 +397,14 @@ static int cmd_rlp_decode(int argc, char **argv)
     if (more) {
         wk_error_set(&err, WK_ERR_ARG, WK_NO_OFFSET, "input above %u bytes", RLP_MAX_INPUT);
         rc = eth_fail_local(&err);
-    } else if (wk_eth_rlp_check(src, n, RLP_MAX_DEPTH, &err) != WK_OK) {
+    } else if (wk_eth_rlp_check(&(wk_in){src, n, 0}, RLP_MAX_DEPTH, &err) != WK_OK) {
         rc = wk_cli_fail(&err);
     } else if (json) {
         print_rlp_json(src, n);
         fputc('\n', stdout);
     } else {
         wk_eth_rlp_item item;
-        if (wk_eth_rlp_read_header(src, n, &item, &err) != WK_OK) {
+        if (wk_eth_rlp_read_header(&(wk_in){src, n, 0}, &item, &err) != WK_OK) {
             rc = wk_cli_fail(&err);
         } else if (!item.is_list) {
             printf("string length=%zu\n", item.payload_len);
@@ -411,7 +413,8 @@ static int cmd_rlp_decode(int argc, char **argv)
             const uint8_t *payload = src + item.header_len;
             while (at < item.payload_len) {
                 wk_eth_rlp_item sub;
-                if (wk_eth_rlp_read_header(payload + at, item.payload_len - at, &sub, &err) != WK_OK) break;
+                wk_in rest = {payload, item.payload_len, at};
+                if (wk_eth_rlp_read_header(&rest, &sub, &err) != WK_OK) break;
                 at += sub.header_len + sub.payload_len;
                 items++;
             }

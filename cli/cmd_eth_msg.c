@@ -129,13 +129,13 @@ int wk_cli_eth_rlpx_decode(int argc, char **argv)
     }
     uint8_t *dst = NULL;
     wk_eth_rlpx_message msg;
-    if (rc == 0 && wk_eth_rlpx_parse(src + hdr, fd_len, compress, max, &msg, &err) != WK_OK)
+    wk_in fd = {src + hdr, fd_len, 0};
+    if (rc == 0 && wk_eth_rlpx_parse(&fd, compress, max, &msg, &err) != WK_OK)
         rc = eth_fail_shift(&err, hdr);
     if (rc == 0 && !(dst = malloc(msg.data_len ? msg.data_len : 1))) {
         fprintf(stderr, "WK_ERR_NOMEM: cannot allocate %zu bytes\n", msg.data_len);
         rc = WK_EXIT_USAGE;
     }
-    wk_in fd = {src + hdr, fd_len, 0};
     wk_out mo = {dst, msg.data_len, 0}; /* exactly the parsed length: never NEED_OUTPUT */
     if (rc == 0 && wk_eth_rlpx_decode(&msg, &fd, &mo, &err) != WK_DONE)
         rc = eth_fail_shift(&err, hdr);
@@ -251,8 +251,8 @@ int wk_cli_eth_gossip_decode(int argc, char **argv)
         uint8_t id[WK_ETH_GOSSIP_MESSAGE_ID_LEN];
         char hex[2 * WK_ETH_GOSSIP_MESSAGE_ID_LEN + 1];
         bool valid = false;
-        if (wk_eth_gossip_message_id(src, n, topic, topic ? strlen(topic) : 0, &b, NULL, id, &valid, &err) !=
-            WK_OK) {
+        if (wk_eth_gossip_message_id(&(wk_in){src, n, 0}, topic, topic ? strlen(topic) : 0, &b, NULL,
+                                     id, &valid, &err) != WK_OK) {
             free(src);
             return wk_cli_fail(&err);
         }
@@ -263,7 +263,7 @@ int wk_cli_eth_gossip_decode(int argc, char **argv)
     uint8_t *dst = NULL;
     wk_in in = {src, n, 0};
     wk_out out = {NULL, 0, 0};
-    if (wk_eth_gossip_peek(src, n, &b, &declared, &err) != WK_OK) {
+    if (wk_eth_gossip_peek(&in, &b, &declared, &err) != WK_OK) {
         rc = wk_cli_fail(&err);
     } else if (!(dst = malloc(declared ? (size_t)declared : 1))) {
         fprintf(stderr, "WK_ERR_NOMEM: cannot allocate %llu bytes\n", (unsigned long long)declared);

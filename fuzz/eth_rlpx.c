@@ -140,8 +140,8 @@ static void check_rlp(const uint8_t *p, size_t n, unsigned max_depth)
 {
     wk_error ec, eh;
     wk_eth_rlp_item it;
-    wk_code c = wk_eth_rlp_check(p, n, max_depth, &ec);
-    wk_code h = wk_eth_rlp_read_header(p, n, &it, &eh);
+    wk_code c = wk_eth_rlp_check(LOOK(p, n), max_depth, &ec);
+    wk_code h = wk_eth_rlp_read_header(LOOK(p, n), &it, &eh);
     CHECK((c == WK_OK) == ref_check(p, n, max_depth));
     if (c != WK_OK) {
         CHECK(ec.code == c && rlp_code(c));
@@ -189,7 +189,7 @@ static void re_encode(uint64_t id, const uint8_t *md, size_t len, bool compress)
     size_t fs = (size_t)enc_buf[0] << 16 | (size_t)enc_buf[1] << 8 | enc_buf[2];
     CHECK(fs == flen - 3);
     wk_eth_rlpx_message m;
-    CHECK(wk_eth_rlpx_parse(enc_buf + 3, fs, compress, 0, &m, &e) == WK_OK);
+    CHECK(wk_eth_rlpx_parse(LOOK(enc_buf + 3, fs), compress, 0, &m, &e) == WK_OK);
     CHECK(m.msg_id == id && m.data_len == len && m.data_offset + m.wire_len == fs);
     CHECK(m.compressed == (compress && id != WK_ETH_RLPX_MSG_HELLO));
     if (!m.compressed)
@@ -220,7 +220,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wk_error e;
     wk_eth_rlpx_message m;
     memset(&m, 0, sizeof m);
-    wk_code p = wk_eth_rlpx_parse(fd, n, compressed, max_data, &m, &e);
+    wk_code p = wk_eth_rlpx_parse(LOOK(fd, n), compressed, max_data, &m, &e);
     uint64_t rid = 0;
     size_t rused = 0;
     bool rok = ref_msgid(fd, n, &rid, &rused);
@@ -239,13 +239,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (p == WK_ERR_SNAPPY_TRUNCATED || p == WK_ERR_SNAPPY_PREAMBLE) {
             CHECK(compressed && rid != WK_ETH_RLPX_MSG_HELLO);
             wk_error eb;
-            CHECK(wk_eth_snappy_block_peek(fd + rused, n - rused, UINT64_MAX, NULL, NULL, &eb) == p);
+            CHECK(wk_eth_snappy_block_peek(LOOK(fd + rused, n - rused), UINT64_MAX, NULL, NULL, &eb) == p);
             CHECK(e.offset == eb.offset + rused);
         }
         if (p == WK_ERR_RLPX_TOO_LARGE) {
             if (compressed && rid != WK_ETH_RLPX_MSG_HELLO) {
                 uint64_t decl;
-                CHECK(wk_eth_snappy_block_peek(fd + rused, n - rused, UINT64_MAX, &decl, NULL, &e) ==
+                CHECK(wk_eth_snappy_block_peek(LOOK(fd + rused, n - rused), UINT64_MAX, &decl, NULL, &e) ==
                       WK_OK);
                 CHECK(decl > eff_max);
             } else {
@@ -260,14 +260,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(wk_eth_rlp_put_uint(m.msg_id, idb) == rused && memcmp(idb, fd, rused) == 0);
     uint64_t v;
     size_t used;
-    CHECK(wk_eth_rlp_read_uint(fd, n, &v, &used, &e) == WK_OK && v == rid && used == rused);
+    CHECK(wk_eth_rlp_read_uint(LOOK(fd, n), &v, &used, &e) == WK_OK && v == rid && used == rused);
     CHECK(m.data_offset + m.wire_len == n);
     CHECK(m.compressed == (compressed && m.msg_id != WK_ETH_RLPX_MSG_HELLO));
     CHECK(m.data_len <= eff_max);
     const uint8_t *body = fd + m.data_offset;
     if (m.compressed) {
         uint64_t decl;
-        CHECK(wk_eth_snappy_block_peek(body, m.wire_len, UINT64_MAX, &decl, NULL, &e) == WK_OK);
+        CHECK(wk_eth_snappy_block_peek(LOOK(body, m.wire_len), UINT64_MAX, &decl, NULL, &e) == WK_OK);
         CHECK(decl == m.data_len);
         size_t lib_len;
         CHECK(snappy_uncompressed_length((const char *)body, m.wire_len, &lib_len) == SNAPPY_OK &&
@@ -285,7 +285,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(d != WK_ERR_BACKEND);
     if (m.compressed) {
         wk_error ev;
-        wk_code vv = wk_eth_snappy_block_validate(body, m.wire_len, m.data_len, NULL, &ev);
+        wk_code vv = wk_eth_snappy_block_validate(LOOK(body, m.wire_len), m.data_len, NULL, &ev);
         CHECK((d == WK_OK) == (vv == WK_OK));
         if (d != WK_OK) {
             CHECK(ed.code == d && d == vv);

@@ -124,7 +124,7 @@ static size_t round_trip(const uint8_t *p, size_t n)
     CHECK(enc_out(wk_eth_snappy_block_encode(p, n, VIEW(enc_buf, (size_t)bound - 1), &e), &elen, &e) == ENC_NO_ROOM);
     CHECK(enc_out(wk_eth_snappy_block_encode(p, n, VIEW(enc_buf, (size_t)bound), &e), &elen, &e) == WK_OK);
     uint64_t decl = 0;
-    CHECK(wk_eth_snappy_block_validate(enc_buf, elen, n, &decl, &e) == WK_OK && decl == n);
+    CHECK(wk_eth_snappy_block_validate(LOOK(enc_buf, elen), n, &decl, &e) == WK_OK && decl == n);
     size_t got = 0;
     CHECK(enc_out(wk_eth_snappy_block_decode(IN(enc_buf, elen), n, VIEW(buf_b, n), &e), &got, &e) == WK_OK);
     CHECK(got == n && (n == 0 || memcmp(buf_b, p, n) == 0));
@@ -141,8 +141,8 @@ static bool decode_differential(const uint8_t *src, size_t n, uint64_t max_out,
     wk_error ep, ev, ed;
     uint64_t declared = UINT64_MAX;
     size_t plen = 0;
-    wk_code p = wk_eth_snappy_block_peek(src, n, max_out, &declared, &plen, &ep);
-    wk_code v = wk_eth_snappy_block_validate(src, n, max_out, NULL, &ev);
+    wk_code p = wk_eth_snappy_block_peek(LOOK(src, n), max_out, &declared, &plen, &ep);
+    wk_code v = wk_eth_snappy_block_validate(LOOK(src, n), max_out, NULL, &ev);
     if (p != WK_OK) {
         CHECK(p == WK_ERR_SNAPPY_TRUNCATED || p == WK_ERR_SNAPPY_PREAMBLE ||
               p == WK_ERR_SNAPPY_TOO_LARGE);
@@ -152,7 +152,7 @@ static bool decode_differential(const uint8_t *src, size_t n, uint64_t max_out,
         /* what a limit-free peek says about TOO_LARGE */
         if (p == WK_ERR_SNAPPY_TOO_LARGE) {
             uint64_t d2;
-            CHECK(wk_eth_snappy_block_peek(src, n, UINT64_MAX, &d2, NULL, &ep) == WK_OK &&
+            CHECK(wk_eth_snappy_block_peek(LOOK(src, n), UINT64_MAX, &d2, NULL, &ep) == WK_OK &&
                   d2 > max_out);
         }
         return false;
@@ -164,7 +164,7 @@ static bool decode_differential(const uint8_t *src, size_t n, uint64_t max_out,
         CHECK(v != WK_ERR_SNAPPY_TOO_LARGE && v != WK_ERR_SNAPPY_PREAMBLE);
     } else {
         uint64_t d2 = 0;
-        CHECK(wk_eth_snappy_block_validate(src, n, max_out, &d2, &ev) == WK_OK && d2 == declared);
+        CHECK(wk_eth_snappy_block_validate(LOOK(src, n), max_out, &d2, &ev) == WK_OK && d2 == declared);
     }
 
     /* libsnappy's verdict (no limit of ours involved): the same, but for its one leniency */
@@ -196,7 +196,7 @@ static bool decode_differential(const uint8_t *src, size_t n, uint64_t max_out,
         uint8_t *heap = NULL;
         size_t heap_len = SIZE_MAX;
         wk_error ea;
-        wk_code da = wk_eth_snappy_block_decode_alloc(src, n, max_out, &a, &heap, &heap_len, &ea);
+        wk_code da = block_decode_alloc_code(src, n, max_out, &a, &heap, &heap_len, &ea);
         CHECK(d != WK_ERR_BACKEND && da != WK_ERR_BACKEND);
         CHECK((d == WK_OK) == (v == WK_OK));
         CHECK(da == d);
@@ -231,7 +231,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (decode_differential(src, n, max_out, &declared) && declared <= BUF_CAP) {
         wk_error ev;
         if (declared > 0) {
-            CHECK(wk_eth_snappy_block_validate(src, n, declared - 1, NULL, &ev) ==
+            CHECK(wk_eth_snappy_block_validate(LOOK(src, n), declared - 1, NULL, &ev) ==
                   WK_ERR_SNAPPY_TOO_LARGE);
             CHECK(ev.offset == 0);
         }

@@ -15,7 +15,16 @@
  *
  * Error names are the spec's (section 0): SNAPPY_ERR_*, FRAME_ERR_*, SSZSNAPPY_ERR_*, RESP_ERR_*,
  * GOSSIP_ERR_*, RLPX_ERR_*, RLP_ERR_*. Offsets are byte offsets into the input the function was
- * given (for streaming decoders: counted from the first byte ever pushed).
+ * given: for a view, from its first unread byte (in->src + in->pos); for streaming decoders,
+ * counted from the first byte ever pushed.
+ *
+ * Whole-message calls take the message as the unread bytes of a view (docs/architecture.md, "The
+ * contract"). The look calls (peek, validate, parse, check, the RLP readers, the message-id) take
+ * `const wk_in *`, never move in->pos and return wk_code (WK_OK or the code, *err set); the
+ * decoders (wk_eth_snappy_block_decode, _decode_alloc, wk_eth_rlpx_decode, wk_eth_gossip_decode)
+ * take `wk_in *` and return wk_result: WK_DONE moves in->pos past the message (to in->size),
+ * WK_ERROR leaves the view untouched. No view (NULL, pos past size, or bytes without src) is
+ * WK_ERR_ARG without an offset.
  *
  * Decisions (spec [decision] points, and where spec and vectors disagree):
  *   - Snappy preamble: at most 5 bytes, value <= 2^32-1, non-minimal accepted (spec 1.1).
@@ -74,20 +83,21 @@ uint32_t wk_eth_snappy_unmask_crc(uint32_t masked);
  * (floor); the room wk_eth_snappy_block_encode asks for. */
 uint64_t wk_eth_snappy_block_max_size(uint64_t n);
 
-/* Reads the preamble of src[0..n): *declared = the declared uncompressed length, *preamble_len =
- * its size in bytes (either may be NULL). Errors: SNAPPY_ERR_TRUNCATED (input ends inside it,
- * including empty input), SNAPPY_ERR_PREAMBLE (more than 5 bytes, or value above 2^32-1),
- * SNAPPY_ERR_TOO_LARGE (declared > max_out; offset 0). Reads nothing past the preamble. */
-wk_code wk_eth_snappy_block_peek(const uint8_t *src, size_t n, uint64_t max_out, uint64_t *declared,
-                             size_t *preamble_len, wk_error *err);
+/* Reads the preamble of the block in->src[in->pos..in->size) without consuming it (in->pos does
+ * not move): *declared = the declared uncompressed length, *preamble_len = its size in bytes
+ * (either may be NULL). Errors: SNAPPY_ERR_TRUNCATED (input ends inside it, including empty
+ * input), SNAPPY_ERR_PREAMBLE (more than 5 bytes, or value above 2^32-1), SNAPPY_ERR_TOO_LARGE
+ * (declared > max_out; offset 0). Reads nothing past the preamble. */
+wk_code wk_eth_snappy_block_peek(const wk_in *in, uint64_t max_out, uint64_t *declared,
+                                 size_t *preamble_len, wk_error *err);
 
-/* Our own sequential validating pass over a whole block: every rule of spec 1.5 in order, with the
- * failing element's offset; writes no output. *declared (may be NULL) receives the declared
- * length. The decoders below report exactly the same errors (they validate while they decode);
+/* Our own sequential validating pass over the whole block in->src[in->pos..in->size) (not
+ * consumed: in->pos does not move): every rule of spec 1.5 in order, with the failing element's
+ * offset; writes no output. *declared (may be NULL) receives the declared length. The decoders below report exactly the same errors (they validate while they decode);
  * this pass stays as their independent reference (tests, fuzz targets) and for callers that
  * only need the verdict. */
-wk_code wk_eth_snappy_block_validate(const uint8_t *src, size_t n, uint64_t max_out, uint64_t *declared,
-                                 wk_error *err);
+wk_code wk_eth_snappy_block_validate(const wk_in *in, uint64_t max_out, uint64_t *declared,
+                                     wk_error *err);
 
 /* Decodes the whole block in->src[in->pos..in->size) (the caller's, not overlapping out) into
  * out->dst + out->pos (the caller's view) in one pass with our validating decoder, after the
@@ -101,11 +111,13 @@ wk_code wk_eth_snappy_block_validate(const uint8_t *src, size_t n, uint64_t max_
 wk_result wk_eth_snappy_block_decode(wk_in *in, uint64_t max_out, wk_out *out, wk_error *err);
 
 /* As wk_eth_snappy_block_decode, allocating exactly the declared length through `allocator` (NULL =
- * malloc) only after the preamble check. On success *out (caller frees with the same allocator;
- * a zero-length result is a non-NULL 1-byte allocation) and *out_len are set. */
-wk_code wk_eth_snappy_block_decode_alloc(const uint8_t *src, size_t n, uint64_t max_out,
-                                     const wk_allocator *allocator, uint8_t **out, size_t *out_len,
-                                     wk_error *err);
+ * malloc) only after the preamble check. WK_DONE: in->pos = in->size, *out (caller frees with the
+ * same allocator; a zero-length result is a non-NULL 1-byte allocation) and *out_len (may be
+ * NULL) set. WK_ERROR (in, *out and *out_len untouched; nothing stays allocated): the errors of
+ * wk_eth_snappy_block_decode, WK_ERR_NOMEM, WK_ERR_ARG (no view, out NULL). */
+wk_result wk_eth_snappy_block_decode_alloc(wk_in *in, uint64_t max_out,
+                                           const wk_allocator *allocator, uint8_t **out,
+                                           size_t *out_len, wk_error *err);
 
 /* Compresses src[0..n) (the caller's) as one block with libsnappy at out->dst + out->pos (the
  * caller's view). WK_DONE: out->pos moved past the block. WK_NEED_OUTPUT (the view and its bytes
@@ -196,7 +208,8 @@ void wk_eth_snappy_frame_encoder_reset(wk_eth_snappy_frame_encoder *e);
 /* The step: consumes in->src[in->pos..in->size) (NULL = no input) and writes chunks to
  * out->dst[out->pos..out->size), advancing both. Returns WK_NEED_INPUT once all input is taken
  * and every complete 65536-byte piece is written (a partial piece stays buffered),
- * WK_NEED_OUTPUT when out is full, WK_ERROR (WK_ERR_BACKEND from libsnappy; sticky until reset). */
+ * WK_NEED_OUTPUT when out is full, WK_ERROR (WK_ERR_BACKEND from libsnappy; sticky until reset).
+ * Writes nothing past out->pos (pieces are compressed in the encoder's own buffer). */
 wk_result wk_eth_snappy_frame_encode(wk_eth_snappy_frame_encoder *e, wk_in *in, wk_out *out,
                                      wk_error *err);
 /* As wk_eth_snappy_frame_encode, then the buffered partial piece is written as a chunk too:
@@ -216,8 +229,8 @@ uint64_t wk_eth_snappy_frame_max_size(uint64_t n);
 /* One-shot framing of src[0..n) (the caller's) at out->dst + out->pos: the same bytes the
  * streaming encoder writes. WK_DONE: out->pos moved past the stream. WK_NEED_OUTPUT (view
  * untouched) when the room is below wk_eth_snappy_frame_max_size(n); WK_ERROR: WK_ERR_ARG (NULL
- * input with n > 0, no view), WK_ERR_BACKEND. Allocates nothing (a piece without room for
- * libsnappy's worst case in the view is compressed through a 75 KiB stack buffer). */
+ * input with n > 0, no view), WK_ERR_BACKEND. Allocates nothing: each piece is compressed
+ * through a 75 KiB stack buffer (libsnappy's worst case), so nothing past out->pos is written. */
 wk_result wk_eth_snappy_frame_encode_all(const uint8_t *src, size_t n, wk_out *out, wk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
@@ -234,21 +247,23 @@ typedef struct wk_eth_rlp_item {
     size_t payload_len;
 } wk_eth_rlp_item;
 
-/* Reads the header of the item at p[0..n) with the canonical size rules: RLP_ERR_TRUNCATED (the
- * header or its payload extends past n), RLP_ERR_NONCANON_SIZE (81 00..81 7f, long form for
- * L < 56, length field with a leading zero). A single byte < 0x80 is a string of itself:
- * header_len 0, payload_len 1. Offsets relative to p. */
-wk_code wk_eth_rlp_read_header(const uint8_t *p, size_t n, wk_eth_rlp_item *item, wk_error *err);
-/* Reads a canonical unsigned integer at p[0..n): *value, *used = its encoded length.
- * RLP_ERR_EXPECTED_STRING (a list), RLP_ERR_NONCANON_INT (leading zero byte, or 00 for zero),
- * RLP_ERR_UINT_OVERFLOW (more than 8 bytes), and the header errors. Trailing bytes are allowed. */
-wk_code wk_eth_rlp_read_uint(const uint8_t *p, size_t n, uint64_t *value, size_t *used, wk_error *err);
-/* Checks that p[0..n) is exactly one complete canonical item, lists recursively (nesting at most
+/* Reads the header of the item at the unread bytes of *in (p = in->src + in->pos, n = the bytes
+ * left; in->pos does not move) with the canonical size rules: RLP_ERR_TRUNCATED (the header or its
+ * payload extends past n), RLP_ERR_NONCANON_SIZE (81 00..81 7f, long form for L < 56, length field
+ * with a leading zero). A single byte < 0x80 is a string of itself: header_len 0, payload_len 1.
+ * Offsets relative to p. */
+wk_code wk_eth_rlp_read_header(const wk_in *in, wk_eth_rlp_item *item, wk_error *err);
+/* Reads a canonical unsigned integer at the unread bytes of *in (in->pos does not move): *value,
+ * *used = its encoded length (either may be NULL). RLP_ERR_EXPECTED_STRING (a list),
+ * RLP_ERR_NONCANON_INT (leading zero byte, or 00 for zero), RLP_ERR_UINT_OVERFLOW (more than 8
+ * bytes), and the header errors. Trailing bytes are allowed. */
+wk_code wk_eth_rlp_read_uint(const wk_in *in, uint64_t *value, size_t *used, wk_error *err);
+/* Checks that the unread bytes of *in (not consumed) are exactly one complete canonical item, lists recursively (nesting at most
  * max_depth levels, a top-level list being level 1; deeper is RLP_ERR_DEPTH; max_depth above
  * WK_ETH_RLP_MAX_DEPTH counts as WK_ETH_RLP_MAX_DEPTH), items filling each list exactly (an item crossing
  * its list's end is RLP_ERR_ELEM_TOO_LARGE); bytes after the item are RLP_ERR_TRAILING. Iterative:
  * no recursion on the C stack. */
-wk_code wk_eth_rlp_check(const uint8_t *p, size_t n, unsigned max_depth, wk_error *err);
+wk_code wk_eth_rlp_check(const wk_in *in, unsigned max_depth, wk_error *err);
 /* Writes the canonical encoding of v (0 -> 80) to out; returns its length (1..9). */
 size_t wk_eth_rlp_put_uint(uint64_t v, uint8_t out[WK_ETH_RLP_UINT_MAX_LEN]);
 /* Writes a string (list = false) or list header for a payload of len bytes; returns its length
@@ -277,12 +292,13 @@ typedef struct wk_eth_rlpx_message {
     bool compressed;
 } wk_eth_rlpx_message;
 
-/* Parses frame-data fd[0..n) without decoding: RLPX_ERR_EMPTY, RLPX_ERR_MSGID, and when
+/* Parses the frame-data in->src[in->pos..in->size) without decoding and without consuming it
+ * (in->pos does not move; offsets from its first byte): RLPX_ERR_EMPTY, RLPX_ERR_MSGID, and when
  * `compressed` (and msg-id is not Hello) the snappy preamble: SNAPPY_ERR_TRUNCATED /
  * SNAPPY_ERR_PREAMBLE, or RLPX_ERR_TOO_LARGE when the declared length exceeds max_data (0 =
  * WK_ETH_RLPX_DEFAULT_MAX_DATA); uncompressed msg-data above max_data is RLPX_ERR_TOO_LARGE too. */
-wk_code wk_eth_rlpx_parse(const uint8_t *fd, size_t n, bool compressed, uint64_t max_data,
-                      wk_eth_rlpx_message *msg, wk_error *err);
+wk_code wk_eth_rlpx_parse(const wk_in *in, bool compressed, uint64_t max_data,
+                          wk_eth_rlpx_message *msg, wk_error *err);
 /* Writes msg-data (msg->data_len bytes) of the frame-data in->src[in->pos..in->size) (the
  * caller's; parsed into *msg by wk_eth_rlpx_parse) at out->dst + out->pos (the caller's view).
  * WK_DONE: in->pos = in->size, out->pos moved by msg->data_len. WK_NEED_OUTPUT (in and out
@@ -325,12 +341,12 @@ typedef struct wk_eth_ssz_bounds {
  * (b) Gossip ssz_snappy (spec 5)
  * ------------------------------------------------------------------------------------------- */
 
-/* Checks Message.data[0..n) before decoding: GOSSIP_ERR_COMPRESSED_TOO_LARGE (n above
- * 12233418), the preamble (SNAPPY_ERR_TRUNCATED / _PREAMBLE), SNAPPY_ERR_TOO_LARGE (declared above
+/* Checks Message.data = the unread bytes of *in (n of them; in->pos does not move) before
+ * decoding: GOSSIP_ERR_COMPRESSED_TOO_LARGE (n above 12233418), the preamble (SNAPPY_ERR_TRUNCATED / _PREAMBLE), SNAPPY_ERR_TOO_LARGE (declared above
  * MAX_PAYLOAD_SIZE) and SSZSNAPPY_ERR_LENGTH_BOUNDS (outside `bounds`; NULL = no type bound).
  * *declared = the SSZ length. Decodes nothing. */
-wk_code wk_eth_gossip_peek(const uint8_t *data, size_t n, const wk_eth_ssz_bounds *bounds,
-                       uint64_t *declared, wk_error *err);
+wk_code wk_eth_gossip_peek(const wk_in *in, const wk_eth_ssz_bounds *bounds, uint64_t *declared,
+                           wk_error *err);
 /* wk_eth_gossip_peek of Message.data in->src[in->pos..in->size), then wk_eth_snappy_block_decode
  * of it into the view `out` with the declared length as the limit: WK_DONE (in consumed, out->pos
  * moved by the SSZ length), WK_NEED_OUTPUT (in and out untouched) or WK_ERROR (the peek's or the
@@ -343,17 +359,18 @@ wk_result wk_eth_gossip_decode(wk_in *in, const wk_eth_ssz_bounds *bounds, wk_ou
  * room is below wk_eth_snappy_block_max_size(n); WK_DONE: out->pos moved past the block. */
 wk_result wk_eth_gossip_encode(const uint8_t *ssz, size_t n, const wk_eth_ssz_bounds *bounds,
                                wk_out *out, wk_error *err);
-/* The gossipsub message-id of Message.data[0..n) (spec 5.4): SHA-256 (OpenSSL) of domain ||
- * [uint64_le(topic_len) || topic, when topic != NULL (Altair and later)] || payload, first 20
- * bytes; payload and domain are the decompressed bytes and 01000000 when data passes
- * wk_eth_gossip_decode with `bounds`, else data itself and 00000000. *valid (may be NULL) says which.
- * Allocates the decompressed bytes through `allocator` (NULL = malloc): WK_ERR_NOMEM on failure;
+/* The gossipsub message-id of Message.data = the unread bytes of *in (a look: in->pos does not
+ * move) (spec 5.4): SHA-256 (OpenSSL) of domain || [uint64_le(topic_len) || topic, when topic !=
+ * NULL (Altair and later)] || payload, first 20 bytes; payload and domain are the decompressed
+ * bytes and 01000000 when data passes wk_eth_gossip_decode with `bounds`, else data itself and
+ * 00000000. *valid (may be NULL) says which. WK_ERR_ARG: no view. Allocates the decompressed bytes through `allocator` (NULL = malloc): WK_ERR_NOMEM on failure;
  * every other failure of the data just selects the invalid domain. OpenSSL's digest context is
  * allocated by OpenSSL itself (EVP_MD_CTX_new), outside the allocator: the second documented
  * exception beside libsnappy's compressor. */
-wk_code wk_eth_gossip_message_id(const uint8_t *data, size_t n, const char *topic, size_t topic_len,
-                             const wk_eth_ssz_bounds *bounds, const wk_allocator *allocator,
-                             uint8_t id[WK_ETH_GOSSIP_MESSAGE_ID_LEN], bool *valid, wk_error *err);
+wk_code wk_eth_gossip_message_id(const wk_in *in, const char *topic, size_t topic_len,
+                                 const wk_eth_ssz_bounds *bounds, const wk_allocator *allocator,
+                                 uint8_t id[WK_ETH_GOSSIP_MESSAGE_ID_LEN], bool *valid,
+                                 wk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
  * (c) Req/resp ssz_snappy (spec 6)

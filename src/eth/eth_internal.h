@@ -1,7 +1,7 @@
 /* wirekit eth: private helpers shared by the files of src/eth (not installed, not public API).
- * Small and stable: the block decoder's entry point, the CRC-32C copy, and little-endian loads and
- * stores. LEB128 (the Snappy preamble, the req/resp length prefix) is read through the common
- * cursor (wk_cursor_leb128, common.h). */
+ * Small and stable: the block decoder's entry point, the CRC-32C copy, the view check of the look
+ * calls, and little-endian loads and stores. LEB128 (the Snappy preamble, the req/resp length
+ * prefix) is read through the common cursor (wk_cursor_leb128, common.h). */
 #ifndef WIREKIT_ETH_INTERNAL_H
 #define WIREKIT_ETH_INTERNAL_H
 
@@ -22,6 +22,20 @@ wk_code wk_eth_snappy_decode_body(const uint8_t *src, size_t n, size_t start, ui
  * it is in L1 (crc32c.c). */
 #define WK_ETH_CRC32C_COPY_STEP 4096
 uint32_t wk_eth_crc32c_copy(uint8_t *dst, const uint8_t *src, size_t n, uint32_t crc);
+
+/* The unread bytes of the view a look or whole-message call was given: *p = in->src + in->pos
+ * (NULL for an empty view without bytes), *n = in->size - in->pos. False (WK_ERR_ARG set, no
+ * offset) when there is no view, or it is malformed (pos past size, bytes without src). */
+static inline bool wk_eth_view_bytes(const wk_in *in, const uint8_t **p, size_t *n, wk_error *err)
+{
+    if (!in || in->pos > in->size || (!in->src && in->size)) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "no input view");
+        return false;
+    }
+    *p = in->src ? in->src + in->pos : NULL;
+    *n = in->size - in->pos;
+    return true;
+}
 
 static inline uint32_t wk_load_le32(const uint8_t *p)
 {

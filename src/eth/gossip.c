@@ -2,7 +2,7 @@
  * against the limits of spec 5.3 in order (compressed size, preamble, MAX_PAYLOAD_SIZE, the type's
  * SSZ bounds) before anything is decoded, and the gossipsub message-id of spec 5.4 (SHA-256 by
  * OpenSSL's EVP interface). */
-#include <wirekit/eth.h>
+#include "eth_internal.h"
 #include <openssl/evp.h>
 
 static const uint8_t DOMAIN_VALID[4] = {1, 0, 0, 0};
@@ -16,15 +16,17 @@ static void effective_bounds(const wk_eth_ssz_bounds *b, uint64_t *min, uint64_t
     if (b && b->max_len != 0 && b->max_len < *max) *max = b->max_len;
 }
 
-wk_code wk_eth_gossip_peek(const uint8_t *data, size_t n, const wk_eth_ssz_bounds *bounds,
-                       uint64_t *declared, wk_error *err)
+/* wk_eth_gossip_peek of data[0..n) (NULL = empty). */
+static wk_code gossip_peek(const uint8_t *data, size_t n, const wk_eth_ssz_bounds *bounds,
+                           uint64_t *declared, wk_error *err)
 {
     if (n > WK_ETH_GOSSIP_MAX_COMPRESSED)
         return wk_error_set(err, WK_ERR_GOSSIP_COMPRESSED_TOO_LARGE, WK_ETH_GOSSIP_MAX_COMPRESSED,
                             "Message.data of %zu bytes above max_compressed_len(MAX_PAYLOAD_SIZE) = %u",
                             n, WK_ETH_GOSSIP_MAX_COMPRESSED);
     uint64_t d = 0;
-    wk_code rc = wk_eth_snappy_block_peek(data, n, WK_ETH_SSZ_MAX_PAYLOAD_SIZE, &d, NULL, err);
+    wk_in block = {data, n, 0};
+    wk_code rc = wk_eth_snappy_block_peek(&block, WK_ETH_SSZ_MAX_PAYLOAD_SIZE, &d, NULL, err);
     if (rc != WK_OK) return rc;
     uint64_t lo, hi;
     effective_bounds(bounds, &lo, &hi);
@@ -36,17 +38,20 @@ wk_code wk_eth_gossip_peek(const uint8_t *data, size_t n, const wk_eth_ssz_bound
     return WK_OK;
 }
 
+wk_code wk_eth_gossip_peek(const wk_in *in, const wk_eth_ssz_bounds *bounds, uint64_t *declared,
+                           wk_error *err)
+{
+    const uint8_t *data;
+    size_t n;
+    if (!wk_eth_view_bytes(in, &data, &n, err)) return WK_ERR_ARG;
+    return gossip_peek(data, n, bounds, declared, err);
+}
+
 wk_result wk_eth_gossip_decode(wk_in *in, const wk_eth_ssz_bounds *bounds, wk_out *out,
                                wk_error *err)
 {
-    if (!in || in->pos > in->size) {
-        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "no input view");
-        return WK_ERROR;
-    }
     uint64_t d = 0;
-    if (wk_eth_gossip_peek(in->src ? in->src + in->pos : NULL, in->size - in->pos, bounds, &d,
-                           err) != WK_OK)
-        return WK_ERROR;
+    if (wk_eth_gossip_peek(in, bounds, &d, err) != WK_OK) return WK_ERROR;
     return wk_eth_snappy_block_decode(in, d, out, err);
 }
 
@@ -105,22 +110,27 @@ static wk_code message_id_hash(const uint8_t domain[4], const char *topic, size_
     return WK_OK;
 }
 
-wk_code wk_eth_gossip_message_id(const uint8_t *data, size_t n, const char *topic, size_t topic_len,
-                             const wk_eth_ssz_bounds *bounds, const wk_allocator *allocator,
-                             uint8_t id[WK_ETH_GOSSIP_MESSAGE_ID_LEN], bool *valid, wk_error *err)
+wk_code wk_eth_gossip_message_id(const wk_in *in, const char *topic, size_t topic_len,
+                                 const wk_eth_ssz_bounds *bounds, const wk_allocator *allocator,
+                                 uint8_t id[WK_ETH_GOSSIP_MESSAGE_ID_LEN], bool *valid,
+                                 wk_error *err)
 {
+    const uint8_t *data;
+    size_t n;
+    if (!wk_eth_view_bytes(in, &data, &n, err)) return WK_ERR_ARG;
     wk_allocator a = wk_allocator_or_default(allocator);
     uint8_t *plain = NULL;
     size_t plain_len = 0;
     uint64_t d = 0;
     wk_error e;
-    bool ok = wk_eth_gossip_peek(data, n, bounds, &d, &e) == WK_OK;
+    bool ok = gossip_peek(data, n, bounds, &d, &e) == WK_OK;
     if (ok) {
-        wk_code rc = wk_eth_snappy_block_decode_alloc(data, n, d, &a, &plain, &plain_len, &e);
-        if (rc == WK_ERR_NOMEM)
+        wk_in block = {data, n, 0}; /* a copy: the caller's view is only looked at */
+        if (wk_eth_snappy_block_decode_alloc(&block, d, &a, &plain, &plain_len, &e) != WK_DONE &&
+            e.code == WK_ERR_NOMEM)
             return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET,
                                 "no memory for the %llu decompressed bytes", (unsigned long long)d);
-        ok = rc == WK_OK;
+        ok = plain != NULL;
     }
     wk_code rc = ok ? message_id_hash(DOMAIN_VALID, topic, topic_len, plain, plain_len, id, err)
                     : message_id_hash(DOMAIN_INVALID, topic, topic_len, data, n, id, err);

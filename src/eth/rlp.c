@@ -2,7 +2,7 @@
  * as go-ethereum does (rlp/raw.go): sizes in their shortest form, integers without leading
  * zeros, items filling their lists exactly. No allocation; wk_eth_rlp_check walks nested lists with
  * an explicit fixed-size stack instead of recursion. */
-#include <wirekit/eth.h>
+#include "eth_internal.h"
 
 /* Reads the big-endian length field p[0..k) (k in 1..8; caller checked the bytes exist). */
 static uint64_t be_len(const uint8_t *p, unsigned k)
@@ -12,7 +12,8 @@ static uint64_t be_len(const uint8_t *p, unsigned k)
     return v;
 }
 
-wk_code wk_eth_rlp_read_header(const uint8_t *p, size_t n, wk_eth_rlp_item *item, wk_error *err)
+/* wk_eth_rlp_read_header of p[0..n). */
+static wk_code read_header(const uint8_t *p, size_t n, wk_eth_rlp_item *item, wk_error *err)
 {
     if (n == 0) return wk_error_set(err, WK_ERR_RLP_TRUNCATED, 0, "no RLP item: input is empty");
     uint8_t b = p[0];
@@ -56,10 +57,21 @@ wk_code wk_eth_rlp_read_header(const uint8_t *p, size_t n, wk_eth_rlp_item *item
     return WK_OK;
 }
 
-wk_code wk_eth_rlp_read_uint(const uint8_t *p, size_t n, uint64_t *value, size_t *used, wk_error *err)
+wk_code wk_eth_rlp_read_header(const wk_in *in, wk_eth_rlp_item *item, wk_error *err)
 {
-    wk_eth_rlp_item it;
-    wk_code rc = wk_eth_rlp_read_header(p, n, &it, err);
+    const uint8_t *p;
+    size_t n;
+    if (!wk_eth_view_bytes(in, &p, &n, err)) return WK_ERR_ARG;
+    return read_header(p, n, item, err);
+}
+
+wk_code wk_eth_rlp_read_uint(const wk_in *in, uint64_t *value, size_t *used, wk_error *err)
+{
+    const uint8_t *p;
+    size_t n;
+    if (!wk_eth_view_bytes(in, &p, &n, err)) return WK_ERR_ARG;
+    wk_eth_rlp_item it = {false, 0, 0};
+    wk_code rc = read_header(p, n, &it, err);
     if (rc != WK_OK) return rc;
     if (it.is_list)
         return wk_error_set(err, WK_ERR_RLP_EXPECTED_STRING, 0, "RLP list where an integer is expected");
@@ -81,14 +93,17 @@ wk_code wk_eth_rlp_read_uint(const uint8_t *p, size_t n, uint64_t *value, size_t
 /* Deepest nesting wk_eth_rlp_check can track: its stack lives in a fixed array on the C stack. */
 #define RLP_STACK_MAX WK_ETH_RLP_MAX_DEPTH
 
-wk_code wk_eth_rlp_check(const uint8_t *p, size_t n, unsigned max_depth, wk_error *err)
+wk_code wk_eth_rlp_check(const wk_in *in, unsigned max_depth, wk_error *err)
 {
+    const uint8_t *p;
+    size_t n;
+    if (!wk_eth_view_bytes(in, &p, &n, err)) return WK_ERR_ARG;
     if (max_depth > RLP_STACK_MAX) max_depth = RLP_STACK_MAX;
     size_t ends[RLP_STACK_MAX]; /* end offset of every open list, outermost first */
     unsigned depth = 0;
 
-    wk_eth_rlp_item it;
-    wk_code rc = wk_eth_rlp_read_header(p, n, &it, err);
+    wk_eth_rlp_item it = {false, 0, 0};
+    wk_code rc = read_header(p, n, &it, err);
     if (rc != WK_OK) return rc;
     size_t top_end = it.header_len + it.payload_len;
     size_t pos = 0;
@@ -106,7 +121,7 @@ wk_code wk_eth_rlp_check(const uint8_t *p, size_t n, unsigned max_depth, wk_erro
         while (depth > 0 && pos == ends[depth - 1]) depth--;
         if (depth == 0) break;
         size_t room = ends[depth - 1] - pos; /* > 0: items never cross a list end (below) */
-        rc = wk_eth_rlp_read_header(p + pos, room, &it, err);
+        rc = read_header(p + pos, room, &it, err);
         if (rc == WK_ERR_RLP_TRUNCATED)
             return wk_error_set(err, WK_ERR_RLP_ELEM_TOO_LARGE, pos,
                                 "RLP item crosses the end of its list at offset %zu", ends[depth - 1]);

@@ -2,24 +2,27 @@
  * msg-data, msg-data a Snappy block when both peers speak p2p version 5 (except Hello, which is
  * always plain). Encryption and MACs are outside this layer: this file reads and writes
  * frame-data and the 24-bit frame-size. No allocation. */
-#include <wirekit/eth.h>
-#include <string.h>
+#include "eth_internal.h"
 
 bool wk_eth_rlpx_snappy_active(uint64_t our_version, uint64_t their_version)
 {
     return our_version >= WK_ETH_RLPX_SNAPPY_P2P_VERSION && their_version >= WK_ETH_RLPX_SNAPPY_P2P_VERSION;
 }
 
-wk_code wk_eth_rlpx_parse(const uint8_t *fd, size_t n, bool compressed, uint64_t max_data,
-                      wk_eth_rlpx_message *msg, wk_error *err)
+wk_code wk_eth_rlpx_parse(const wk_in *in, bool compressed, uint64_t max_data,
+                          wk_eth_rlpx_message *msg, wk_error *err)
 {
+    const uint8_t *fd;
+    size_t n;
+    if (!wk_eth_view_bytes(in, &fd, &n, err)) return WK_ERR_ARG;
     if (n == 0) return wk_error_set(err, WK_ERR_RLPX_EMPTY, 0, "frame-data is empty: no message id");
     if (max_data == 0) max_data = WK_ETH_RLPX_DEFAULT_MAX_DATA;
 
     wk_eth_rlpx_message m = {0, 0, 0, 0, false};
     wk_error e;
     size_t used = 0;
-    if (wk_eth_rlp_read_uint(fd, n, &m.msg_id, &used, &e) != WK_OK)
+    wk_in whole = {fd, n, 0};
+    if (wk_eth_rlp_read_uint(&whole, &m.msg_id, &used, &e) != WK_OK)
         return wk_error_set(err, WK_ERR_RLPX_MSGID, e.has_offset ? e.offset : 0,
                             "message id is not a canonical RLP uint64 (%s)", wk_error_name(e.code));
     m.data_offset = used;
@@ -28,8 +31,8 @@ wk_code wk_eth_rlpx_parse(const uint8_t *fd, size_t n, bool compressed, uint64_t
 
     if (m.compressed) {
         uint64_t declared = 0;
-        wk_code rc = wk_eth_snappy_block_peek(fd + used, m.wire_len, WK_ETH_SNAPPY_BLOCK_MAX, &declared, NULL,
-                                          err);
+        wk_in body = {fd, n, used};
+        wk_code rc = wk_eth_snappy_block_peek(&body, WK_ETH_SNAPPY_BLOCK_MAX, &declared, NULL, err);
         if (rc != WK_OK) {
             if (err && err->has_offset) err->offset += used;
             return rc;

@@ -11,8 +11,9 @@ uint64_t wk_eth_snappy_block_max_size(uint64_t n)
     return n > UINT64_MAX - extra ? UINT64_MAX : n + extra;
 }
 
-wk_code wk_eth_snappy_block_peek(const uint8_t *src, size_t n, uint64_t max_out, uint64_t *declared,
-                             size_t *preamble_len, wk_error *err)
+/* The preamble of src[0..n) (NULL = empty), as wk_eth_snappy_block_peek. */
+static wk_code block_peek(const uint8_t *src, size_t n, uint64_t max_out, uint64_t *declared,
+                          size_t *preamble_len, wk_error *err)
 {
     uint64_t v = 0;
     size_t used = 0;
@@ -39,6 +40,15 @@ wk_code wk_eth_snappy_block_peek(const uint8_t *src, size_t n, uint64_t max_out,
     return WK_OK;
 }
 
+wk_code wk_eth_snappy_block_peek(const wk_in *in, uint64_t max_out, uint64_t *declared,
+                                 size_t *preamble_len, wk_error *err)
+{
+    const uint8_t *src;
+    size_t n;
+    if (!wk_eth_view_bytes(in, &src, &n, err)) return WK_ERR_ARG;
+    return block_peek(src, n, max_out, declared, preamble_len, err);
+}
+
 static uint64_t load_le(const uint8_t *p, unsigned n)
 {
     uint64_t v = 0;
@@ -47,12 +57,15 @@ static uint64_t load_le(const uint8_t *p, unsigned n)
     return v;
 }
 
-wk_code wk_eth_snappy_block_validate(const uint8_t *src, size_t n, uint64_t max_out, uint64_t *declared,
-                                 wk_error *err)
+wk_code wk_eth_snappy_block_validate(const wk_in *in, uint64_t max_out, uint64_t *declared,
+                                     wk_error *err)
 {
-    uint64_t want;
-    size_t i;
-    wk_code c = wk_eth_snappy_block_peek(src, n, max_out, &want, &i, err);
+    const uint8_t *src;
+    size_t n;
+    if (!wk_eth_view_bytes(in, &src, &n, err)) return WK_ERR_ARG;
+    uint64_t want = 0;
+    size_t i = 0;
+    wk_code c = block_peek(src, n, max_out, &want, &i, err);
     if (c != WK_OK) return c;
     if (declared) *declared = want;
     uint64_t produced = 0;
@@ -143,9 +156,9 @@ wk_result wk_eth_snappy_block_decode(wk_in *in, uint64_t max_out, wk_out *out, w
     }
     const uint8_t *src = in->src ? in->src + in->pos : NULL;
     size_t n = in->size - in->pos;
-    uint64_t declared;
-    size_t plen;
-    if (wk_eth_snappy_block_peek(src, n, max_out, &declared, &plen, err) != WK_OK) return WK_ERROR;
+    uint64_t declared = 0;
+    size_t plen = 0;
+    if (block_peek(src, n, max_out, &declared, &plen, err) != WK_OK) return WK_ERROR;
     if (declared > out->size - out->pos) return WK_NEED_OUTPUT; /* nothing written */
     if (block_decode_checked(src, n, plen, declared, out->dst ? out->dst + out->pos : NULL, err) !=
         WK_OK)
@@ -155,31 +168,40 @@ wk_result wk_eth_snappy_block_decode(wk_in *in, uint64_t max_out, wk_out *out, w
     return WK_DONE;
 }
 
-wk_code wk_eth_snappy_block_decode_alloc(const uint8_t *src, size_t n, uint64_t max_out,
-                                     const wk_allocator *allocator, uint8_t **out, size_t *out_len,
-                                     wk_error *err)
+wk_result wk_eth_snappy_block_decode_alloc(wk_in *in, uint64_t max_out,
+                                           const wk_allocator *allocator, uint8_t **out,
+                                           size_t *out_len, wk_error *err)
 {
-    uint64_t declared;
-    size_t plen;
-    wk_code c = wk_eth_snappy_block_peek(src, n, max_out, &declared, &plen, err);
-    if (c != WK_OK) return c;
-    if (declared > SIZE_MAX)
-        return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET,
-                            "declared length %llu does not fit in memory",
-                            (unsigned long long)declared);
+    const uint8_t *src;
+    size_t n;
+    if (!wk_eth_view_bytes(in, &src, &n, err)) return WK_ERROR;
+    if (!out) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "no result pointer");
+        return WK_ERROR;
+    }
+    uint64_t declared = 0;
+    size_t plen = 0;
+    if (block_peek(src, n, max_out, &declared, &plen, err) != WK_OK) return WK_ERROR;
+    if (declared > SIZE_MAX) {
+        wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "declared length %llu does not fit in memory",
+                     (unsigned long long)declared);
+        return WK_ERROR;
+    }
     wk_allocator a = wk_allocator_or_default(allocator);
     uint8_t *buf = a.alloc(a.opaque, declared ? (size_t)declared : 1);
-    if (!buf)
-        return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "allocating %llu bytes failed",
-                            (unsigned long long)declared);
-    c = block_decode_checked(src, n, plen, declared, buf, err);
-    if (c != WK_OK) {
+    if (!buf) {
+        wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "allocating %llu bytes failed",
+                     (unsigned long long)declared);
+        return WK_ERROR;
+    }
+    if (block_decode_checked(src, n, plen, declared, buf, err) != WK_OK) {
         a.free(a.opaque, buf);
-        return c;
+        return WK_ERROR;
     }
     *out = buf;
     if (out_len) *out_len = (size_t)declared;
-    return WK_OK;
+    in->pos = in->size;
+    return WK_DONE;
 }
 
 wk_result wk_eth_snappy_block_encode(const uint8_t *src, size_t n, wk_out *out, wk_error *err)

@@ -223,7 +223,8 @@ static wk_code handle_body(wk_eth_snappy_frame_decoder *d, const uint8_t *body, 
         uint64_t declared;
         size_t blen = len - 4, plen;
         wk_error e;
-        if (wk_eth_snappy_block_peek(data, blen, WK_ETH_SNAPPY_FRAME_MAX_DATA, &declared, &plen, &e) !=
+        wk_in block = {data, blen, 0};
+        if (wk_eth_snappy_block_peek(&block, WK_ETH_SNAPPY_FRAME_MAX_DATA, &declared, &plen, &e) !=
             WK_OK) {
             if (e.code == WK_ERR_SNAPPY_TOO_LARGE)
                 return DFAIL(d, err, WK_ERR_FRAME_CHUNK_TOO_LARGE, d->chunk_start,
@@ -406,9 +407,12 @@ struct wk_eth_snappy_frame_encoder {
 };
 
 /* Writes [identifier] + one chunk for src[0..n) (n <= 65536) at dst, which has room for the
- * largest such chunk (id + 8 + n). The compressed block is written where it will stay (after the
- * header) when `cbuf` is NULL, which needs room for libsnappy's worst case there; else into cbuf
- * (BLOCK_MAX_COMPRESSED bytes) and copied. *written = bytes written. */
+ * largest such chunk (id + 8 + n). The block is compressed into cbuf (BLOCK_MAX_COMPRESSED bytes,
+ * libsnappy's worst case) and copied when it is kept; never into the caller's room, where an
+ * incompressible piece's attempt (longer than the piece) would leave bytes past the chunk, past
+ * out->pos (issue 13's contract: encoders write nothing there). cbuf NULL: compressed where it
+ * stays, in dst, which must then be the encoder's own chunk buffer (room for the worst case).
+ * *written = bytes written. */
 static wk_code put_chunk(const uint8_t *src, size_t n, uint8_t *dst, bool with_id, uint8_t *cbuf,
                          size_t *written, wk_error *err)
 {
@@ -497,14 +501,14 @@ static wk_result enc_step(wk_eth_snappy_frame_encoder *e, wk_in *in, wk_out *out
         size_t avail = in ? in->size - in->pos : 0;
         if (e->piece_len == 0 && avail > 0 && (avail >= WK_ETH_SNAPPY_FRAME_MAX_DATA || flush) &&
             out->dst) {
-            /* Fast path: a whole piece from the input straight into the output. */
+            /* Fast path: a whole piece from the input into the output, compressed through the
+             * (empty) chunk buffer; room for the largest chunk of it is enough. */
             size_t n = avail < WK_ETH_SNAPPY_FRAME_MAX_DATA ? avail : WK_ETH_SNAPPY_FRAME_MAX_DATA;
-            size_t need = (e->id_written ? 0 : WK_ETH_SNAPPY_FRAME_STREAM_ID_LEN) + 8 +
-                          (size_t)wk_eth_snappy_block_max_size(n);
+            size_t need = (e->id_written ? 0 : WK_ETH_SNAPPY_FRAME_STREAM_ID_LEN) + 8 + n;
             if (out->size - out->pos >= need) {
-                size_t w;
-                if (put_chunk(in->src + in->pos, n, out->dst + out->pos, !e->id_written, NULL, &w,
-                              &e->error) != WK_OK)
+                size_t w = 0;
+                if (put_chunk(in->src + in->pos, n, out->dst + out->pos, !e->id_written, e->chunk,
+                              &w, &e->error) != WK_OK)
                     return enc_fail(e, err);
                 e->id_written = true;
                 in->pos += n;
@@ -521,7 +525,7 @@ static wk_result enc_step(wk_eth_snappy_frame_encoder *e, wk_in *in, wk_out *out
             avail -= k;
         }
         if (e->piece_len == WK_ETH_SNAPPY_FRAME_MAX_DATA || (flush && avail == 0 && e->piece_len > 0)) {
-            size_t w;
+            size_t w = 0;
             if (put_chunk(e->piece, e->piece_len, e->chunk, !e->id_written, NULL, &w, &e->error) !=
                 WK_OK)
                 return enc_fail(e, err);
@@ -571,9 +575,8 @@ uint64_t wk_eth_snappy_frame_max_size(uint64_t n)
     return WK_ETH_SNAPPY_FRAME_STREAM_ID_LEN + n + 8 * pieces;
 }
 
-/* put_chunk through a stack scratch for libsnappy's worst case: only for the pieces where dst
- * has no room for it (the last ones when dst_cap is exactly the bound). Kept out of line so the
- * common path does not carry the 75 KiB frame. */
+/* put_chunk through a stack scratch for libsnappy's worst case (encode_all has no object; the
+ * caller's room is not scratch). Out of line: one 75 KiB frame per piece, not in the caller. */
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
@@ -597,14 +600,9 @@ wk_result wk_eth_snappy_frame_encode_all(const uint8_t *src, size_t n, wk_out *o
     size_t used = 0;
     for (size_t off = 0; off < n;) {
         size_t m = n - off < WK_ETH_SNAPPY_FRAME_MAX_DATA ? n - off : WK_ETH_SNAPPY_FRAME_MAX_DATA;
-        bool first = off == 0;
-        size_t need = (first ? WK_ETH_SNAPPY_FRAME_STREAM_ID_LEN : 0) + 8 +
-                      (size_t)wk_eth_snappy_block_max_size(m);
-        size_t w;
-        wk_code c = dst_cap - used >= need
-                        ? put_chunk(src + off, m, dst + used, first, NULL, &w, err)
-                        : put_chunk_scratch(src + off, m, dst + used, first, &w, err);
-        if (c != WK_OK) return WK_ERROR;
+        size_t w = 0;
+        if (put_chunk_scratch(src + off, m, dst + used, off == 0, &w, err) != WK_OK)
+            return WK_ERROR;
         used += w;
         off += m;
     }

@@ -9,7 +9,9 @@
  * The toy: hex-encodes its input ("ab" -> "6162"). Every input byte '!' is an event (the byte
  * is consumed with it, its hex follows); a 0xFF byte is a fatal PeerProtocol error at its offset;
  * the step returns WK_DONE after a '.' byte (its hex written), the rest then goes to _finish,
- * which accepts only an empty rest or one of spaces.
+ * which accepts only an empty rest or one of spaces. As a writer (`hold`) it keeps the hex of the
+ * last byte it has taken until the next byte comes or toy_flush writes it (as an encoder that
+ * buffers): driven without its flush, _finish refuses the end (WK_ERR_STATE, output not taken).
  * ------------------------------------------------------------------------------------------- */
 enum fault {
     F_NONE,
@@ -29,6 +31,12 @@ enum fault {
     F_ERROR_NO_CODE,      /* WK_ERROR without setting the error */
     F_EVENT_NO_CALLBACK,  /* WK_EVENT from an object registered without an event callback */
     F_FINISH_LOSES_ERROR, /* _finish after the error reports success */
+    F_FLUSH_ROOM,         /* the flush answers NEED_OUTPUT with room in the view */
+    F_FLUSH_SCRIBBLE,     /* the flush writes a byte past out->pos */
+    F_FLUSH_AGAIN,        /* after WK_DONE, the next flush writes a byte again */
+    F_FLUSH_RESULT,       /* the flush answers WK_NEED_INPUT */
+    F_FLUSH_NOT_STICKY,   /* after the error, the flush answers WK_DONE */
+    F_FLUSH_FOREVER,      /* the flush answers NEED_OUTPUT in every view, writing nothing */
 };
 
 typedef struct toy {
@@ -39,6 +47,8 @@ typedef struct toy {
     bool failed, done, event_reported, finished_once;
     wk_error error;
     bool new_push;
+    bool hold;            /* a writer: the last byte's hex waits for the next byte or the flush */
+    bool flushed_once;
 } toy;
 
 static bool toy_reset(void *obj, void *ctx)
@@ -46,8 +56,10 @@ static bool toy_reset(void *obj, void *ctx)
     (void)ctx;
     toy *t = obj;
     enum fault f = t->fault;
+    bool hold = t->hold;
     memset(t, 0, sizeof *t);
     t->fault = f;
+    t->hold = hold;
     return true;
 }
 
@@ -73,6 +85,7 @@ static wk_result toy_step(void *obj, wk_in *in, wk_out *out, wk_error *err)
     }
     if (t->fault == F_OUTPUT_NO_VIEW) return WK_NEED_OUTPUT;
     for (;;) {
+        if (t->hold && t->pending && in->pos == in->size && !t->done) return WK_NEED_INPUT;
         while (t->pending) {
             if (!out || out->pos == out->size) {
                 if (t->fault == F_SCRIBBLE && out && out->size > 0) out->dst[out->size - 1] ^= 1;
@@ -135,6 +148,33 @@ static wk_result toy_finish(void *obj, const wk_in *rest, wk_error *err)
         if (err) *err = t->error;
         return WK_ERROR;
     }
+    return WK_DONE;
+}
+
+/* The writer's end: writes the held hex digits. */
+static wk_result toy_flush(void *obj, wk_out *out, wk_error *err)
+{
+    toy *t = obj;
+    if (t->failed) {
+        if (t->fault == F_FLUSH_NOT_STICKY) return WK_DONE;
+        if (err) *err = t->error;
+        return WK_ERROR;
+    }
+    if (t->fault == F_FLUSH_RESULT) return WK_NEED_INPUT;
+    if (t->fault == F_FLUSH_FOREVER) return WK_NEED_OUTPUT;
+    if (t->fault == F_FLUSH_AGAIN && t->flushed_once && out->pos < out->size) {
+        out->dst[out->pos++] = '0';
+        return WK_DONE;
+    }
+    while (t->pending) {
+        if (out->pos == out->size) return WK_NEED_OUTPUT;
+        uint8_t d = t->pending == 2 ? t->last >> 4 : t->last & 15;
+        out->dst[out->pos++] = (uint8_t)hexd[d];
+        t->pending--;
+        if (t->fault == F_FLUSH_SCRIBBLE && out->pos < out->size) out->dst[out->pos] = 'X';
+        if (t->fault == F_FLUSH_ROOM && out->pos < out->size) return WK_NEED_OUTPUT;
+    }
+    t->flushed_once = true;
     return WK_DONE;
 }
 
@@ -240,6 +280,66 @@ static void test_good(void)
     wk_contract_plan p = {1, NULL, 0, 8, true, false};
     CHECK(wk_contract_drive(&toy_ops, &t, NULL, (const uint8_t *)"a!b", 3, &p, &oc, why,
                             sizeof why) && oc.verdict == WK_DONE && oc.produced == 6);
+}
+
+/* A writer whose end writes output: without its flush the end is refused; with it every run
+ * reaches the same bytes; each fault of the flush is caught with the rule it breaks. */
+static bool check_writer(enum fault f, wk_contract_flush_fn flush, const char *input, size_t n,
+                         wk_contract_outcome *whole, char *why, size_t cap)
+{
+    toy t;
+    memset(&t, 0, sizeof t);
+    t.fault = f;
+    t.hold = true;
+    return wk_contract_check_flush(&toy_ops, flush, &t, NULL, (const uint8_t *)input, n,
+                                   WK_CONTRACT_ALL, whole, why, cap);
+}
+
+static void test_flush(void)
+{
+    char why[320];
+    wk_contract_outcome oc;
+    /* without the flush, the held bytes make _finish refuse the end */
+    CHECKF(check_writer(F_NONE, NULL, "a!b", 3, &oc, why, sizeof why), "%s", why);
+    CHECK(oc.verdict == WK_ERROR && oc.error.code == WK_ERR_STATE);
+    /* with it: every cut and view gives the whole hex */
+    static const char *good[] = {"", "a", "hello", "a!b!!c", "xy.   "};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        size_t n = strlen(good[i]);
+        CHECKF(check_writer(F_NONE, toy_flush, good[i], n, &oc, why, sizeof why), "\"%s\": %s",
+               good[i], why);
+        CHECKF(oc.verdict == WK_DONE && oc.produced == 2 * oc.consumed, "\"%s\": %s, %llu bytes",
+               good[i], wk_error_name(oc.error.code), (unsigned long long)oc.produced);
+    }
+    CHECK(check_writer(F_NONE, toy_flush, "a!b", 3, &oc, why, sizeof why) && oc.produced == 6);
+    wk_contract_hash h;
+    wk_contract_hash_init(&h);
+    wk_contract_hash_add(&h, "612162", 6);
+    CHECK(oc.output.h == h.h);
+    /* an error before the end: the flush reports it too */
+    CHECKF(check_writer(F_NONE, toy_flush, "ab\xff", 3, &oc, why, sizeof why), "%s", why);
+    CHECK(oc.verdict == WK_ERROR && oc.error.code == WK_ERR_MOQT_TRUNCATED && oc.error.offset == 2);
+    /* a flush for an object without output is a misuse of the harness */
+    toy t;
+    memset(&t, 0, sizeof t);
+    CHECK(!wk_contract_drive_flush(&toy_ops_no_output, toy_flush, &t, NULL, (const uint8_t *)"ab", 2,
+                                   NULL, NULL, why, sizeof why) &&
+          strstr(why, "a flush for an object without output") != NULL);
+    static const struct { enum fault f; const char *in; size_t n; const char *rule; } cases[] = {
+        {F_FLUSH_ROOM, "abc", 3, "the flush returned WK_NEED_OUTPUT with"},
+        {F_FLUSH_SCRIBBLE, "abc", 3, "past out->pos"},
+        {F_FLUSH_AGAIN, "abc", 3, "the flush was done, then returned WK_DONE writing 1 bytes"},
+        {F_FLUSH_RESULT, "abc", 3, "the flush returned WK_NEED_INPUT"},
+        {F_FLUSH_NOT_STICKY, "a\xff", 2, "the flush returned WK_DONE"},
+        {F_FLUSH_FOREVER, "abc", 3, "the flush returned WK_NEED_OUTPUT with"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bool ok = check_writer(cases[i].f, toy_flush, cases[i].in, cases[i].n, NULL, why,
+                               sizeof why);
+        CHECKF(!ok, "flush fault %zu (%s) not caught", i, cases[i].rule);
+        CHECKF(strstr(why, cases[i].rule) != NULL, "flush fault %zu: caught as \"%s\", want \"%s\"",
+               i, why, cases[i].rule);
+    }
 }
 
 static void test_faults(void)
@@ -360,6 +460,7 @@ int main(void)
 {
     test_good();
     test_faults();
+    test_flush();
     test_encoder();
     return wk_test_summary("contract");
 }

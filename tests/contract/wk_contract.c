@@ -161,6 +161,16 @@ static bool check_sticky(wk_contract *c, void *obj, wk_in *in, view *v, const wk
                                 "%llu, \"%s\")", wk_error_name(e->code),
                                 (unsigned long long)e->offset, e->msg, wk_error_name(e2.code),
                                 (unsigned long long)e2.offset, e2.msg);
+    if (c->flush) {
+        wk_out fo = {v->buf, v->cap - 16, 0};
+        wk_error_clear(&e2);
+        r = c->flush(obj, &fo, &e2);
+        if (!view_check(c, v, fo.pos, false)) return false;
+        if (r != WK_ERROR || fo.pos != 0 || !same_error(e, &e2))
+            return wk_contract_fail(c, "after %s the flush returned %s with %s, %zu bytes written "
+                                    "(errors stay)", wk_error_name(e->code), result_name(r),
+                                    wk_error_name(e2.code), fo.pos);
+    }
     wk_in rest = *in;
     wk_error_clear(&e2);
     r = ops->finish(obj, &rest, &e2);
@@ -195,6 +205,68 @@ static bool run_finish(wk_contract *c, void *obj, wk_in *in, view *v, const wk_i
     if (r != WK_DONE) return wk_contract_fail(c, "_finish accepted the end, then returned %s",
                                               result_name(r));
     return true;
+}
+
+/* The writer's flush at the end of input: called with the plan's views until WK_DONE; then once
+ * more, which must write nothing and answer WK_DONE. Sets *over on an error (the verdict). */
+static bool run_flush(wk_contract *c, void *obj, wk_in *in, view *v, const wk_contract_plan *plan,
+                      bool *over)
+{
+    const wk_contract_ops *ops = c->ops;
+    size_t out_view = plan->out_view ? plan->out_view : VIEW_DEFAULT;
+    bool probe_next = plan->zero_probe;
+    uint64_t calls0 = c->oc.calls, produced0 = c->oc.produced;
+    for (;;) {
+        size_t vsize = probe_next ? 0 : out_view;
+        if (vsize > v->cap - 16) vsize = v->cap - 16;
+        wk_out o = {v->buf, vsize, 0};
+        wk_error e;
+        wk_error_clear(&e);
+        c->oc.calls++;
+        wk_result r = c->flush(obj, &o, &e);
+        if (o.dst != v->buf || o.size != vsize)
+            return wk_contract_fail(c, "the flush changed the output view's dst or size");
+        if (o.pos > o.size)
+            return wk_contract_fail(c, "the flush moved out->pos to %zu, past the view of %zu",
+                                    o.pos, o.size);
+        wk_contract_hash_add(&c->oc.output, v->buf, o.pos);
+        c->oc.produced += o.pos;
+        unsigned scratch = ops->view_scratch ? ops->view_scratch(obj) : WK_CONTRACT_SCRATCH_NONE;
+        if (!view_check(c, v, o.pos, scratch == WK_CONTRACT_SCRATCH_ALWAYS ||
+                                         (scratch == WK_CONTRACT_SCRATCH_ON_ERROR && r == WK_ERROR)))
+            return false;
+        probe_next = plan->zero_probe && vsize != 0;
+        switch (r) {
+        case WK_DONE: {
+            wk_out again = {v->buf, v->cap - 16, 0};
+            wk_error_clear(&e);
+            r = c->flush(obj, &again, &e);
+            if (!view_check(c, v, again.pos, false)) return false;
+            if (r != WK_DONE || again.pos != 0)
+                return wk_contract_fail(c, "the flush was done, then returned %s writing %zu bytes",
+                                        result_name(r), again.pos);
+            return true;
+        }
+        case WK_ERROR:
+            c->oc.verdict = WK_ERROR;
+            c->oc.error = e;
+            *over = true;
+            if (!error_ok(c, &e, "flush")) return false;
+            return check_sticky(c, obj, in, v, &e);
+        case WK_NEED_OUTPUT:
+            if (o.pos != o.size)
+                return wk_contract_fail(c, "the flush returned WK_NEED_OUTPUT with %zu of %zu "
+                                        "bytes of the view free", o.size - o.pos, o.size);
+            break;
+        default:
+            return wk_contract_fail(c, "the flush returned %s (only WK_DONE, WK_NEED_OUTPUT or "
+                                    "WK_ERROR)", result_name(r));
+        }
+        /* every call fills its view (or is a 0-byte probe): bounded by what it produced */
+        if (c->oc.calls - calls0 > (16 + 2 * (c->oc.produced - produced0)) * 2)
+            return wk_contract_fail(c, "%llu flush calls without an end",
+                                    (unsigned long long)(c->oc.calls - calls0));
+    }
 }
 
 /* Drives one push; returns false when the run is over (an error, DONE, or a broken rule). */
@@ -292,12 +364,21 @@ bool wk_contract_drive(const wk_contract_ops *ops, void *obj, void *ctx, const u
                        size_t n, const wk_contract_plan *plan, wk_contract_outcome *oc, char *why,
                        size_t why_cap)
 {
+    return wk_contract_drive_flush(ops, NULL, obj, ctx, data, n, plan, oc, why, why_cap);
+}
+
+bool wk_contract_drive_flush(const wk_contract_ops *ops, wk_contract_flush_fn flush, void *obj,
+                             void *ctx, const uint8_t *data, size_t n,
+                             const wk_contract_plan *plan, wk_contract_outcome *oc, char *why,
+                             size_t why_cap)
+{
     static const wk_contract_plan whole = {0, NULL, 0, 0, false, false};
     static uint8_t empty[1];
     if (!plan) plan = &whole;
     wk_contract c;
     memset(&c, 0, sizeof c);
     c.ops = ops;
+    c.flush = flush;
     c.ctx = ctx;
     c.data = data ? data : empty;
     c.size = n;
@@ -315,6 +396,10 @@ bool wk_contract_drive(const wk_contract_ops *ops, void *obj, void *ctx, const u
             goto out;
         }
         memset(v.buf, POISON, v.cap);
+    }
+    if (flush && !ops->has_output) {
+        wk_contract_fail(&c, "a flush for an object without output");
+        goto out;
     }
     if (!ops->reset(obj, ctx)) {
         wk_contract_fail(&c, "reset failed");
@@ -359,7 +444,8 @@ bool wk_contract_drive(const wk_contract_ops *ops, void *obj, void *ctx, const u
     if (!c.failed && !over) {
         wk_in none = {c.data + n, 0, 0};
         wk_in last = none;
-        run_finish(&c, obj, &last, &v, &none);
+        if ((!flush || run_flush(&c, obj, &last, &v, plan, &over)) && !over)
+            run_finish(&c, obj, &last, &v, &none);
     }
     if (!c.failed && ops->on_end && !ops->on_end(&c, obj) && !c.failed)
         wk_contract_fail(&c, "the end callback failed");
@@ -419,6 +505,7 @@ bool wk_contract_same(const wk_contract_outcome *a, const wk_contract_outcome *b
 
 typedef struct battery {
     const wk_contract_ops *ops;
+    wk_contract_flush_fn flush;
     void *obj, *ctx;
     const uint8_t *data;
     size_t n;
@@ -431,7 +518,8 @@ static bool one(battery *b, const wk_contract_plan *plan, const char *label, siz
 {
     wk_contract_outcome oc;
     char w[320];
-    if (!wk_contract_drive(b->ops, b->obj, b->ctx, b->data, b->n, plan, &oc, w, sizeof w)) {
+    if (!wk_contract_drive_flush(b->ops, b->flush, b->obj, b->ctx, b->data, b->n, plan, &oc, w,
+                                 sizeof w)) {
         snprintf(b->why, b->why_cap, "%s %zu: %s", label, arg, w);
         return false;
     }
@@ -448,16 +536,23 @@ bool wk_contract_check(const wk_contract_ops *ops, void *obj, void *ctx, const u
                        size_t n, unsigned what, wk_contract_outcome *whole, char *why,
                        size_t why_cap)
 {
+    return wk_contract_check_flush(ops, NULL, obj, ctx, data, n, what, whole, why, why_cap);
+}
+
+bool wk_contract_check_flush(const wk_contract_ops *ops, wk_contract_flush_fn flush, void *obj,
+                             void *ctx, const uint8_t *data, size_t n, unsigned what,
+                             wk_contract_outcome *whole, char *why, size_t why_cap)
+{
     char tmp[320];
     if (!why || !why_cap) {
         why = tmp;
         why_cap = sizeof tmp;
     }
     why[0] = 0;
-    battery b = {ops, obj, ctx, data, n, {0}, why, why_cap};
+    battery b = {ops, flush, obj, ctx, data, n, {0}, why, why_cap};
     wk_contract_plan p = {0, NULL, 0, 0, false, true};
     char w[320];
-    bool ok = wk_contract_drive(ops, obj, ctx, data, n, &p, &b.whole, w, sizeof w);
+    bool ok = wk_contract_drive_flush(ops, flush, obj, ctx, data, n, &p, &b.whole, w, sizeof w);
     if (whole) *whole = b.whole;
     if (!ok) {
         snprintf(why, why_cap, "whole: %s", w);

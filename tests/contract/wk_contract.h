@@ -17,7 +17,13 @@
  *   - an error has a code, the category of the code table (wk_code_category) and stays: the step
  *     again and _finish again report it unchanged (every field of the wk_error), consuming and
  *     producing nothing;
- *   - _finish returns WK_DONE or WK_ERROR, and the same again when called twice.
+ *   - _finish returns WK_DONE or WK_ERROR, and the same again when called twice;
+ *   - a writer whose end of input writes bytes (an encoder that buffers, wk_contract_drive_flush):
+ *     its flush, called at the end of input with the plan's views until WK_DONE and before
+ *     _finish, keeps the step's output rules (NEED_OUTPUT only with a full view, nothing past
+ *     out->pos, a bounded number of calls), answers only WK_DONE, WK_NEED_OUTPUT or WK_ERROR,
+ *     and once done, a second flush writes nothing and answers WK_DONE again; after an error the
+ *     flush reports it unchanged too. Its bytes are part of the run's output.
  * The callbacks add what identifies the stream's events to a record (a running hash fed with
  * wk_contract_record*: the same sequence of bytes gives the same hash however the adds were cut),
  * so runs with different cuts can be compared.
@@ -59,6 +65,9 @@ typedef struct wk_contract_outcome {
 } wk_contract_outcome;
 
 typedef struct wk_contract wk_contract;
+
+/* A writer's end-of-input call: writes what it still holds into out (wk_contract_drive_flush). */
+typedef wk_result (*wk_contract_flush_fn)(void *obj, wk_out *out, wk_error *err);
 
 typedef struct wk_contract_ops {
     const char *name;
@@ -113,6 +122,7 @@ struct wk_contract {
     wk_contract_outcome oc;   /* so far */
     bool failed;
     char why[320];            /* the first broken rule */
+    wk_contract_flush_fn flush; /* the run's flush (NULL: none) */
 };
 
 /* Adds bytes / a value to the run's record. */
@@ -134,6 +144,14 @@ bool wk_contract_drive(const wk_contract_ops *ops, void *obj, void *ctx, const u
                        size_t n, const wk_contract_plan *plan, wk_contract_outcome *oc, char *why,
                        size_t why_cap);
 
+/* As wk_contract_drive, for an object whose end of input writes output (ops->has_output): after
+ * the last push, flush(obj, out, err) is called with the plan's output views until it answers
+ * WK_DONE (checked as above), then _finish with an empty rest. flush NULL: wk_contract_drive. */
+bool wk_contract_drive_flush(const wk_contract_ops *ops, wk_contract_flush_fn flush, void *obj,
+                             void *ctx, const uint8_t *data, size_t n,
+                             const wk_contract_plan *plan, wk_contract_outcome *oc, char *why,
+                             size_t why_cap);
+
 /* The runs of wk_contract_check. */
 enum {
     WK_CONTRACT_WHOLE = 1,  /* one push */
@@ -153,6 +171,13 @@ enum {
 bool wk_contract_check(const wk_contract_ops *ops, void *obj, void *ctx, const uint8_t *data,
                        size_t n, unsigned what, wk_contract_outcome *whole, char *why,
                        size_t why_cap);
+
+/* wk_contract_check for a writer with a flush (see wk_contract_drive_flush): every run flushes at
+ * its end, and all must reach the same outcome (the same bytes, however input and views were
+ * cut). */
+bool wk_contract_check_flush(const wk_contract_ops *ops, wk_contract_flush_fn flush, void *obj,
+                             void *ctx, const uint8_t *data, size_t n, unsigned what,
+                             wk_contract_outcome *whole, char *why, size_t why_cap);
 
 /* True when a and b are the same outcome: verdict, error code, category and offset, record; and
  * for WK_DONE also the bytes consumed and the output. why (may be NULL) says what differs. */

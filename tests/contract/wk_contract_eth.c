@@ -116,6 +116,154 @@ const wk_contract_ops wk_contract_eth_frame_ops = {"wk_eth_snappy_frame_decoder"
                                                   f_scratch};
 
 /* ---------------------------------------------------------------------------------------------
+ * Framing encoder
+ * ------------------------------------------------------------------------------------------- */
+void wk_contract_eth_frame_enc_setup(wk_contract_eth_frame_enc *f, const wk_allocator *allocator)
+{
+    memset(f, 0, sizeof *f);
+    f->allocator = allocator;
+}
+
+void wk_contract_eth_frame_enc_cleanup(wk_contract_eth_frame_enc *f)
+{
+    if (!f->keep_encoder) wk_eth_snappy_frame_encoder_destroy(f->e);
+    f->e = NULL;
+}
+
+static bool fe_reset(void *obj, void *ctx)
+{
+    (void)ctx;
+    wk_contract_eth_frame_enc *f = obj;
+    if (f->sink) f->sink->n = 0;
+    f->consumed = f->produced = 0;
+    f->encode_done = false;
+    f->next_flush = f->flushed = 0;
+    if (f->nflush > WK_CONTRACT_ETH_MAX_FLUSH || (f->check && !f->sink)) return false;
+    if (!f->e && !f->keep_encoder) {
+        wk_eth_snappy_frame_params p = {f->allocator};
+        f->e = wk_eth_snappy_frame_encoder_create(&p, NULL);
+    }
+    if (!f->e) return false;
+    wk_eth_snappy_frame_encoder_reset(f->e);
+    return true;
+}
+
+/* The step: wk_eth_snappy_frame_encode, up to the next flush point, where it flushes instead (and
+ * goes on with the rest of the push once the flush is done). */
+static wk_result fe_step(void *obj, wk_in *in, wk_out *out, wk_error *err)
+{
+    wk_contract_eth_frame_enc *f = obj;
+    for (;;) {
+        size_t left = in->size - in->pos, take = left;
+        bool flush = false;
+        if (f->next_flush < f->nflush && f->flush_at[f->next_flush] <= f->consumed + left) {
+            uint64_t at = f->flush_at[f->next_flush];
+            take = at > f->consumed ? (size_t)(at - f->consumed) : 0;
+            flush = true;
+        }
+        wk_in sub = {in->src, in->pos + take, in->pos};
+        size_t p0 = out ? out->pos : 0;
+        wk_result r = flush ? wk_eth_snappy_frame_encoder_flush(f->e, &sub, out, err)
+                            : wk_eth_snappy_frame_encode(f->e, &sub, out, err);
+        sink_step(f->sink, out, p0);
+        f->produced += out ? out->pos - p0 : 0;
+        f->consumed += sub.pos - in->pos;
+        in->pos = sub.pos;
+        if (!flush && r == WK_DONE) f->encode_done = true; /* the step has no end of its own */
+        if (!flush || r != WK_DONE) return r;
+        f->flush_len[f->next_flush] = (size_t)f->produced;
+        f->next_flush++;
+        f->flushed++;
+        if (in->pos == in->size) return WK_NEED_INPUT;
+        /* flush points at the same offset: one flush covers them */
+        while (f->next_flush < f->nflush && f->flush_at[f->next_flush] <= f->consumed) {
+            f->flush_len[f->next_flush] = f->flush_len[f->next_flush - 1];
+            f->next_flush++;
+        }
+    }
+}
+
+wk_result wk_contract_eth_frame_enc_flush(void *obj, wk_out *out, wk_error *err)
+{
+    wk_contract_eth_frame_enc *f = obj;
+    size_t p0 = out ? out->pos : 0;
+    wk_result r = wk_eth_snappy_frame_encoder_flush(f->e, NULL, out, err);
+    sink_step(f->sink, out, p0);
+    f->produced += out ? out->pos - p0 : 0;
+    return r;
+}
+
+static wk_result fe_finish(void *obj, const wk_in *rest, wk_error *err)
+{
+    return wk_eth_snappy_frame_encoder_finish(((wk_contract_eth_frame_enc *)obj)->e, rest, err);
+}
+
+/* The stream in the sink decodes to the input: after each flush point's bytes, exactly the input
+ * up to it. */
+static bool fe_decode_check(wk_contract *c, wk_contract_eth_frame_enc *f)
+{
+    wk_eth_snappy_frame_decoder *d = f->check;
+    wk_eth_snappy_frame_decoder_reset(d);
+    wk_eth_snappy_frame_decoder_set_output_limit(d, UINT64_MAX);
+    wk_eth_snappy_frame_decoder_set_max_skippable(d, WK_ETH_SNAPPY_FRAME_DEFAULT_MAX_SKIPPABLE);
+    static uint8_t buf[WK_ETH_SNAPPY_FRAME_MAX_DATA];
+    uint64_t decoded = 0;
+    size_t fed = 0;
+    wk_error err;
+    for (size_t k = 0; k <= f->next_flush; k++) {
+        bool last = k == f->next_flush;
+        size_t upto = last ? f->sink->n : f->flush_len[k];
+        uint64_t want = last ? c->size : f->flush_at[k];
+        wk_in in = {f->sink->p, upto, fed};
+        wk_result r;
+        do {
+            wk_out o = {buf, sizeof buf, 0};
+            r = wk_eth_snappy_frame_decode(d, &in, &o, &err);
+            if (o.pos > c->size - decoded || memcmp(buf, c->data + decoded, o.pos) != 0)
+                return wk_contract_fail(c, "the stream decodes to other bytes at %llu",
+                                        (unsigned long long)decoded);
+            decoded += o.pos;
+        } while (r == WK_NEED_OUTPUT);
+        if (r != WK_NEED_INPUT)
+            return wk_contract_fail(c, "the stream does not decode: %s at %llu",
+                                    wk_error_name(err.code), (unsigned long long)err.offset);
+        if (decoded != want)
+            return wk_contract_fail(c, "%llu bytes decoded at flush point %zu, want %llu",
+                                    (unsigned long long)decoded, k, (unsigned long long)want);
+        fed = upto;
+    }
+    if (wk_eth_snappy_frame_decoder_finish(d, NULL, &err) != WK_DONE)
+        return wk_contract_fail(c, "the stream ends inside a chunk: %s", wk_error_name(err.code));
+    return true;
+}
+
+static bool fe_end(wk_contract *c, void *obj)
+{
+    wk_contract_eth_frame_enc *f = obj;
+    if (f->encode_done) return wk_contract_fail(c, "wk_eth_snappy_frame_encode returned WK_DONE");
+    if (c->oc.verdict != WK_DONE)
+        return wk_contract_fail(c, "the encoder refused its input: %s at %llu",
+                                wk_error_name(c->oc.error.code),
+                                (unsigned long long)c->oc.error.offset);
+    if (c->oc.consumed != c->size || f->consumed != c->size)
+        return wk_contract_fail(c, "%llu of %zu input bytes taken",
+                                (unsigned long long)c->oc.consumed, c->size);
+    if (f->flushed == 0 && c->oc.produced > wk_eth_snappy_frame_max_size(c->size))
+        return wk_contract_fail(c, "%llu bytes written for %zu, above wk_eth_snappy_frame_max_size",
+                                (unsigned long long)c->oc.produced, c->size);
+    if (f->produced != c->oc.produced || (f->sink && f->sink->n != c->oc.produced))
+        return wk_contract_fail(c, "the adapter saw %llu bytes written, the harness %llu",
+                                (unsigned long long)f->produced,
+                                (unsigned long long)c->oc.produced);
+    for (size_t k = 0; k < f->next_flush; k++) wk_contract_record_u64(c, f->flush_len[k]);
+    return f->check ? fe_decode_check(c, f) : true;
+}
+
+const wk_contract_ops wk_contract_eth_frame_enc_ops = {"wk_eth_snappy_frame_encoder", fe_reset,
+                                                      NULL, fe_step, fe_finish, NULL, fe_end,
+                                                      true, 0, NULL};
+
+/* ---------------------------------------------------------------------------------------------
  * Req/resp reader
  * ------------------------------------------------------------------------------------------- */
 enum { REC_BEGIN = 1, REC_CHUNK_END, REC_END };

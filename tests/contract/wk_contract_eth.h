@@ -1,5 +1,5 @@
 /* The contract harness's adapter for eth's streaming objects (eth.h): the Snappy framing decoder
- * and the req/resp reader, so the eth tests and fuzz targets drive them through
+ * and encoder and the req/resp reader, so the eth tests and fuzz targets drive them through
  * wk_contract_drive / wk_contract_check / fuzz_drive instead of their own loops.
  *
  * Each adapter struct is the harness's obj: the caller sets the parameters, the adapter creates
@@ -8,8 +8,15 @@
  *
  * Checks and records:
  *   - framing decoder: consumed()/produced() equal what the harness saw moved, after every call
- *     at the end; no events; DONE only with an output limit, exactly at it. (The framing encoder
- *     writes its last chunk at the flush, which the harness's _finish cannot take: it has none.)
+ *     at the end; no events; DONE only with an output limit, exactly at it.
+ *   - framing encoder (driven with wk_contract_drive_flush / _check_flush and
+ *     wk_contract_eth_frame_enc_flush, which writes the last piece): the step flushes after the
+ *     caller's input offsets too (flush_at: the same points whatever the cuts, so every run writes
+ *     the same stream); at the end: every input byte taken, the verdict WK_DONE (the encoder
+ *     refuses no input), the stream within wk_eth_snappy_frame_max_size when nothing was flushed
+ *     early; with a sink and a check decoder, the stream decodes in one pass to the input, with
+ *     exactly the input up to each flush point decoded once that flush's bytes are in, and a clean
+ *     finish; the record is the stream length at every flush point.
  *   - req/resp reader: consumed() equals the bytes the harness saw consumed at every event; events
  *     in the order eth.h gives (CHUNK_BEGIN, then CHUNK_END or END), chunk indexes from 0, start
  *     offsets contiguous, lengths within the bounds that apply (error chunks [0, 256]), payload
@@ -48,6 +55,35 @@ typedef struct wk_contract_eth_frame {
 extern const wk_contract_ops wk_contract_eth_frame_ops; /* obj: a wk_contract_eth_frame */
 void wk_contract_eth_frame_setup(wk_contract_eth_frame *f, const wk_allocator *allocator);
 void wk_contract_eth_frame_cleanup(wk_contract_eth_frame *f);
+
+#define WK_CONTRACT_ETH_MAX_FLUSH 64 /* flush points one encoder run takes */
+
+typedef struct wk_contract_eth_frame_enc {
+    /* Set by the caller before a run. */
+    const wk_allocator *allocator;
+    const uint64_t *flush_at; /* input offsets, ascending, after which the step flushes (at most
+                               * WK_CONTRACT_ETH_MAX_FLUSH; those past the input are not reached) */
+    size_t nflush;
+    wk_contract_eth_sink *sink;         /* NULL: the stream is only hashed */
+    wk_eth_snappy_frame_decoder *check; /* the caller's decoder for the decode check (needs a
+                                         * sink; NULL: not checked) */
+    /* keep_encoder: e is the caller's (created, possibly with a counting allocator): reset only,
+     * cleanup leaves it to the caller. */
+    bool keep_encoder;
+    /* The encoder under test (created at the first reset). */
+    wk_eth_snappy_frame_encoder *e;
+    /* One run's state. */
+    uint64_t consumed, produced;
+    size_t next_flush, flushed;
+    bool encode_done;
+    size_t flush_len[WK_CONTRACT_ETH_MAX_FLUSH]; /* stream bytes when each flush point was done */
+} wk_contract_eth_frame_enc;
+
+extern const wk_contract_ops wk_contract_eth_frame_enc_ops; /* obj: a wk_contract_eth_frame_enc */
+/* The harness's flush op for it: wk_eth_snappy_frame_encoder_flush without input. */
+wk_result wk_contract_eth_frame_enc_flush(void *obj, wk_out *out, wk_error *err);
+void wk_contract_eth_frame_enc_setup(wk_contract_eth_frame_enc *f, const wk_allocator *allocator);
+void wk_contract_eth_frame_enc_cleanup(wk_contract_eth_frame_enc *f);
 
 typedef struct wk_contract_eth_rr wk_contract_eth_rr;
 struct wk_contract_eth_rr {
@@ -109,6 +145,24 @@ static inline wk_code enc_out(wk_result r, size_t *len, const wk_error *e)
     return e->code;
 }
 
+/* LOOK(p, n): a view of p[0..n) for a look call (peek, validate, parse, check, the RLP readers,
+ * the message-id), which takes `const wk_in *` and never moves it. A compound literal: it lives
+ * to the end of the enclosing block, and two LOOKs in one expression are two views. */
+#define LOOK(p, n) (&(wk_in){(p), (n), 0})
+
+/* wk_eth_snappy_block_decode_alloc of p[0..n) as a code: WK_OK for WK_DONE with the view moved to
+ * its end, else the error's code with the view untouched (WK_ERR_STATE when the view moved
+ * otherwise, or for any other answer). */
+static inline wk_code block_decode_alloc_code(const uint8_t *p, size_t n, uint64_t max_out,
+                                              const wk_allocator *a, uint8_t **out,
+                                              size_t *out_len, wk_error *e)
+{
+    wk_in in = {p, n, 0};
+    wk_result r = wk_eth_snappy_block_decode_alloc(&in, max_out, a, out, out_len, e);
+    if (r == WK_DONE) return in.pos == n ? WK_OK : WK_ERR_STATE;
+    return r == WK_ERROR && in.pos == 0 ? e->code : WK_ERR_STATE;
+}
+
 /* One req/resp read step as a code: for WK_EVENT the event (WK_ETH_RR_CHUNK_BEGIN, _CHUNK_END,
  * _END), else RR_NEED_INPUT / RR_NEED_OUTPUT / RR_ERROR (RR_DONE: never from this reader). */
 enum { RR_ERROR = -1, RR_NEED_INPUT = 1, RR_NEED_OUTPUT = 2, RR_DONE = 99 };
@@ -130,13 +184,6 @@ static inline wk_code rr_finish(wk_eth_rr_reader *r, wk_error *err)
 static inline wk_code frame_finish(wk_eth_snappy_frame_decoder *d, wk_error *e)
 {
     return wk_eth_snappy_frame_decoder_finish(d, NULL, e) == WK_DONE ? WK_OK : e->code;
-}
-/* The framing encoder's step, or its flush when `flush`. */
-static inline wk_result frame_encode_step(wk_eth_snappy_frame_encoder *enc, wk_in *in, wk_out *out,
-                                          bool flush, wk_error *e)
-{
-    return flush ? wk_eth_snappy_frame_encoder_flush(enc, in, out, e)
-                 : wk_eth_snappy_frame_encode(enc, in, out, e);
 }
 
 #endif

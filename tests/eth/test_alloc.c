@@ -92,7 +92,7 @@ static wk_code s_whole(void *ctx, const wk_allocator *a, wk_error *err)
     (void)ctx;
     uint8_t *dec = NULL;
     size_t dec_len = 0;
-    wk_code c = wk_eth_snappy_block_decode_alloc(block, block_len, WK_ETH_SNAPPY_BLOCK_MAX, a, &dec,
+    wk_code c = block_decode_alloc_code(block, block_len, WK_ETH_SNAPPY_BLOCK_MAX, a, &dec,
                                                  &dec_len, err);
     if (c != WK_OK) return c;
     bool ok = dec_len == sizeof plain;
@@ -100,7 +100,7 @@ static wk_code s_whole(void *ctx, const wk_allocator *a, wk_error *err)
     if (!ok) return wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, "decode_alloc length");
     uint8_t id[WK_ETH_GOSSIP_MESSAGE_ID_LEN];
     bool valid = false;
-    c = wk_eth_gossip_message_id(block, block_len, "t", 1, NULL, a, id, &valid, err);
+    c = wk_eth_gossip_message_id(LOOK(block, block_len), "t", 1, NULL, a, id, &valid, err);
     if (c != WK_OK) return c;
     return valid ? WK_OK : wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, "message-id invalid");
 }

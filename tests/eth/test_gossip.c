@@ -55,7 +55,7 @@ static void test_vectors(void)
         REQUIRE(data != NULL);
         wk_error err;
         uint64_t declared = 0;
-        CHECKF(wk_eth_gossip_peek(data, n, NULL, &declared, &err) == WK_OK && declared == dlen, "%s: peek",
+        CHECKF(wk_eth_gossip_peek(LOOK(data, n), NULL, &declared, &err) == WK_OK && declared == dlen, "%s: peek",
                path);
         uint8_t *out = malloc(dlen + 1);
         size_t out_len = 0;
@@ -66,8 +66,8 @@ static void test_vectors(void)
         CHECKF(strcmp(hex, sha) == 0, "%s: sha256 %s", path, hex);
         /* bounds exactly the length pass; one above the length or one below fail */
         wk_eth_ssz_bounds exact = {dlen, dlen}, above = {dlen + 1, 0}, below = {0, dlen - 1};
-        CHECK(wk_eth_gossip_peek(data, n, &exact, NULL, &err) == WK_OK);
-        CHECK(wk_eth_gossip_peek(data, n, &above, NULL, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS &&
+        CHECK(wk_eth_gossip_peek(LOOK(data, n), &exact, NULL, &err) == WK_OK);
+        CHECK(wk_eth_gossip_peek(LOOK(data, n), &above, NULL, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS &&
               err.offset == 0);
         CHECK(enc_out(wk_eth_gossip_decode(IN(data, n), &below, VIEW(out, dlen), &err), &out_len, &err) ==
               WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
@@ -75,13 +75,13 @@ static void test_vectors(void)
         /* message id: valid, and invalid once the type bound excludes it */
         uint8_t id[WK_ETH_GOSSIP_MESSAGE_ID_LEN];
         bool valid = false;
-        CHECK(wk_eth_gossip_message_id(data, n, NULL, 0, NULL, NULL, id, &valid, &err) == WK_OK && valid);
-        CHECK(wk_eth_gossip_message_id(data, n, NULL, 0, &above, NULL, id, &valid, &err) == WK_OK && !valid);
+        CHECK(wk_eth_gossip_message_id(LOOK(data, n), NULL, 0, NULL, NULL, id, &valid, &err) == WK_OK && valid);
+        CHECK(wk_eth_gossip_message_id(LOOK(data, n), NULL, 0, &above, NULL, id, &valid, &err) == WK_OK && !valid);
         /* a truncated copy is rejected (and is not a valid snappy message) */
         rc = enc_out(wk_eth_gossip_decode(IN(data, n - 1), NULL, VIEW(out, dlen), &err), &out_len, &err);
         CHECKF(rc != WK_OK && err.category == WK_CAT_PEER_PROTOCOL, "%s truncated: %s", path,
                wk_error_name(rc));
-        CHECK(wk_eth_gossip_message_id(data, n - 1, NULL, 0, NULL, NULL, id, &valid, &err) == WK_OK && !valid);
+        CHECK(wk_eth_gossip_message_id(LOOK(data, n - 1), NULL, 0, NULL, NULL, id, &valid, &err) == WK_OK && !valid);
         /* re-encode (sender side) and decode back */
         size_t cap = (size_t)wk_eth_snappy_block_max_size(dlen);
         uint8_t *enc = malloc(cap);
@@ -111,25 +111,25 @@ static void test_limit_order(void)
     REQUIRE(data);
     /* all 0xff: the preamble would be invalid, but the size check comes first */
     memset(data, 0xff, big);
-    CHECK(wk_eth_gossip_peek(data, big, NULL, &d, &err) == WK_ERR_GOSSIP_COMPRESSED_TOO_LARGE &&
+    CHECK(wk_eth_gossip_peek(LOOK(data, big), NULL, &d, &err) == WK_ERR_GOSSIP_COMPRESSED_TOO_LARGE &&
           err.has_offset && err.offset == WK_ETH_GOSSIP_MAX_COMPRESSED &&
           err.category == WK_CAT_PEER_PROTOCOL);
     CHECK(strcmp(wk_error_name(err.code), "GOSSIP_ERR_COMPRESSED_TOO_LARGE") == 0);
-    CHECK(wk_eth_gossip_peek(data, big - 1, NULL, &d, &err) == WK_ERR_SNAPPY_PREAMBLE);
+    CHECK(wk_eth_gossip_peek(LOOK(data, big - 1), NULL, &d, &err) == WK_ERR_SNAPPY_PREAMBLE);
     /* preamble 10485761 (81 80 80 05): too large, with 12233418 and 12233419 bytes of data */
     memcpy(data, "\x81\x80\x80\x05", 4);
-    CHECK(wk_eth_gossip_peek(data, big, NULL, &d, &err) == WK_ERR_GOSSIP_COMPRESSED_TOO_LARGE);
-    CHECK(wk_eth_gossip_peek(data, big - 1, NULL, &d, &err) == WK_ERR_SNAPPY_TOO_LARGE && err.offset == 0);
+    CHECK(wk_eth_gossip_peek(LOOK(data, big), NULL, &d, &err) == WK_ERR_GOSSIP_COMPRESSED_TOO_LARGE);
+    CHECK(wk_eth_gossip_peek(LOOK(data, big - 1), NULL, &d, &err) == WK_ERR_SNAPPY_TOO_LARGE && err.offset == 0);
     /* MAX_PAYLOAD_SIZE before the type bound, even when the type bound is smaller */
     wk_eth_ssz_bounds small = {0, 50}, huge = {0, 20000000}, none = {0, 0}, range = {100, 200};
-    CHECK(wk_eth_gossip_peek(data, 4, &small, &d, &err) == WK_ERR_SNAPPY_TOO_LARGE);
-    CHECK(wk_eth_gossip_peek(data, 4, &huge, &d, &err) == WK_ERR_SNAPPY_TOO_LARGE);
-    CHECK(wk_eth_gossip_peek(data, 4, &none, &d, &err) == WK_ERR_SNAPPY_TOO_LARGE);
+    CHECK(wk_eth_gossip_peek(LOOK(data, 4), &small, &d, &err) == WK_ERR_SNAPPY_TOO_LARGE);
+    CHECK(wk_eth_gossip_peek(LOOK(data, 4), &huge, &d, &err) == WK_ERR_SNAPPY_TOO_LARGE);
+    CHECK(wk_eth_gossip_peek(LOOK(data, 4), &none, &d, &err) == WK_ERR_SNAPPY_TOO_LARGE);
     /* exactly MAX_PAYLOAD_SIZE passes the checks; the empty body then fails to decode */
     memcpy(data, "\x80\x80\x80\x05", 4);
-    CHECK(wk_eth_gossip_peek(data, 4, NULL, &d, &err) == WK_OK && d == WK_ETH_SSZ_MAX_PAYLOAD_SIZE);
-    CHECK(wk_eth_gossip_peek(data, 4, &huge, &d, &err) == WK_OK);
-    CHECK(wk_eth_gossip_peek(data, 4, &small, &d, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
+    CHECK(wk_eth_gossip_peek(LOOK(data, 4), NULL, &d, &err) == WK_OK && d == WK_ETH_SSZ_MAX_PAYLOAD_SIZE);
+    CHECK(wk_eth_gossip_peek(LOOK(data, 4), &huge, &d, &err) == WK_OK);
+    CHECK(wk_eth_gossip_peek(LOOK(data, 4), &small, &d, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
     uint8_t *out = malloc(WK_ETH_SSZ_MAX_PAYLOAD_SIZE);
     size_t out_len = 0;
     CHECK(enc_out(wk_eth_gossip_decode(IN(data, 4), NULL, VIEW(out, WK_ETH_SSZ_MAX_PAYLOAD_SIZE), &err), &out_len, &err) ==
@@ -139,14 +139,14 @@ static void test_limit_order(void)
     const struct { uint8_t pre; wk_code code; } b[] = {
         {99, WK_ERR_SSZSNAPPY_LENGTH_BOUNDS}, {100, WK_OK}, {127, WK_OK}};
     for (size_t i = 0; i < 3; i++)
-        CHECK(wk_eth_gossip_peek(&b[i].pre, 1, &range, &d, &err) == b[i].code);
-    CHECK(wk_eth_gossip_peek((const uint8_t *)"\xc8\x01", 2, &range, &d, &err) == WK_OK && d == 200);
-    CHECK(wk_eth_gossip_peek((const uint8_t *)"\xc9\x01", 2, &range, &d, &err) ==
+        CHECK(wk_eth_gossip_peek(LOOK(&b[i].pre, 1), &range, &d, &err) == b[i].code);
+    CHECK(wk_eth_gossip_peek(LOOK((const uint8_t *)"\xc8\x01", 2), &range, &d, &err) == WK_OK && d == 200);
+    CHECK(wk_eth_gossip_peek(LOOK((const uint8_t *)"\xc9\x01", 2), &range, &d, &err) ==
           WK_ERR_SSZSNAPPY_LENGTH_BOUNDS);
     /* preamble errors */
-    CHECK(wk_eth_gossip_peek(NULL, 0, NULL, &d, &err) == WK_ERR_SNAPPY_TRUNCATED);
-    CHECK(wk_eth_gossip_peek((const uint8_t *)"\x80", 1, NULL, &d, &err) == WK_ERR_SNAPPY_TRUNCATED);
-    CHECK(wk_eth_gossip_peek((const uint8_t *)"\xff\xff\xff\xff\xff\x01", 6, NULL, &d, &err) ==
+    CHECK(wk_eth_gossip_peek(LOOK(NULL, 0), NULL, &d, &err) == WK_ERR_SNAPPY_TRUNCATED);
+    CHECK(wk_eth_gossip_peek(LOOK((const uint8_t *)"\x80", 1), NULL, &d, &err) == WK_ERR_SNAPPY_TRUNCATED);
+    CHECK(wk_eth_gossip_peek(LOOK((const uint8_t *)"\xff\xff\xff\xff\xff\x01", 6), NULL, &d, &err) ==
           WK_ERR_SNAPPY_PREAMBLE);
     /* a block error surfaces with its name and offset */
     CHECK(enc_out(wk_eth_gossip_decode(IN((const uint8_t *)"\x05\x00\x61\x0e\x00\x00", 6), NULL, VIEW(out, 5), &err), &out_len, &err) == WK_ERR_SNAPPY_BAD_OFFSET &&
@@ -245,9 +245,9 @@ static void test_message_id(void)
         wk_error err;
         wk_alloc_counter counter = {0};
         wk_allocator a = wk_counting_allocator(&counter);
-        wk_code rc = wk_eth_gossip_message_id(cases[i].d, cases[i].n, cases[i].topic,
-                                          cases[i].topic ? strlen(cases[i].topic) : 0, cases[i].bounds,
-                                          &a, id, &valid, &err);
+        wk_code rc = wk_eth_gossip_message_id(LOOK(cases[i].d, cases[i].n), cases[i].topic,
+                                              cases[i].topic ? strlen(cases[i].topic) : 0,
+                                              cases[i].bounds, &a, id, &valid, &err);
         char hex[41];
         id_hex(id, hex);
         CHECKF(rc == WK_OK && valid == cases[i].valid && strcmp(hex, cases[i].id) == 0,
@@ -260,16 +260,46 @@ static void test_message_id(void)
     wk_allocator la = wk_counting_allocator(&lim);
     uint8_t id[WK_ETH_GOSSIP_MESSAGE_ID_LEN];
     wk_error err;
-    CHECK(wk_eth_gossip_message_id(data, n, NULL, 0, NULL, &la, id, NULL, &err) == WK_ERR_NOMEM);
+    CHECK(wk_eth_gossip_message_id(LOOK(data, n), NULL, 0, NULL, &la, id, NULL, &err) == WK_ERR_NOMEM);
     /* invalid data: the trial decode's buffer is freed; a refused preamble allocates nothing */
     bool valid = true;
-    CHECK(wk_eth_gossip_message_id(bad, sizeof bad, NULL, 0, NULL, &la, id, &valid, &err) == WK_OK &&
+    CHECK(wk_eth_gossip_message_id(LOOK(bad, sizeof bad), NULL, 0, NULL, &la, id, &valid, &err) == WK_OK &&
           !valid && lim.count == 1 && lim.current == 0);
     valid = true;
-    CHECK(wk_eth_gossip_message_id((const uint8_t *)"\x81\x80\x80\x05", 4, NULL, 0, NULL, &la, id, &valid,
-                               &err) == WK_OK &&
+    CHECK(wk_eth_gossip_message_id(LOOK((const uint8_t *)"\x81\x80\x80\x05", 4), NULL, 0, NULL, &la, id,
+                                   &valid, &err) == WK_OK &&
           !valid && lim.count == 1);
     free(data);
+}
+
+/* The peek and the message-id take Message.data as a view's unread bytes, leave the view alone
+ * and count offsets from in->pos; no view is WK_ERR_ARG. */
+static void test_views(void)
+{
+    static const uint8_t vb[] = {0xee, 0xee, 0xee, 0x0c, 0x2c, 'h', 'e', 'l', 'l', 'o', ' ',
+                                  'w', 'o', 'r', 'l', 'd', '!'};
+    wk_in in = {vb, sizeof vb, 3};
+    uint64_t d = 0;
+    wk_error err;
+    CHECK(wk_eth_gossip_peek(&in, NULL, &d, &err) == WK_OK && d == 12 && in.pos == 3);
+    wk_eth_ssz_bounds big = {13, 0};
+    CHECK(wk_eth_gossip_peek(&in, &big, &d, &err) == WK_ERR_SSZSNAPPY_LENGTH_BOUNDS &&
+          err.offset == 0 && in.pos == 3);
+    uint8_t id[WK_ETH_GOSSIP_MESSAGE_ID_LEN], id2[WK_ETH_GOSSIP_MESSAGE_ID_LEN];
+    bool valid = false, valid2 = true;
+    CHECK(wk_eth_gossip_message_id(&in, "t", 1, NULL, NULL, id, &valid, &err) == WK_OK && valid &&
+          in.pos == 3);
+    CHECK(wk_eth_gossip_message_id(LOOK(vb + 3, sizeof vb - 3), "t", 1, NULL, NULL, id2, &valid2,
+                                   &err) == WK_OK && valid2 && memcmp(id, id2, sizeof id) == 0);
+    /* the invalid domain hashes the view's bytes only, not what lies before in->pos */
+    wk_in cut = {vb, sizeof vb - 1, 3};
+    CHECK(wk_eth_gossip_message_id(&cut, NULL, 0, NULL, NULL, id, &valid, &err) == WK_OK && !valid);
+    CHECK(wk_eth_gossip_message_id(LOOK(vb + 3, sizeof vb - 4), NULL, 0, NULL, NULL, id2, &valid2,
+                                   &err) == WK_OK && !valid2 && memcmp(id, id2, sizeof id) == 0);
+    wk_in bad = {vb, 2, 3};
+    CHECK(wk_eth_gossip_peek(&bad, NULL, &d, &err) == WK_ERR_ARG && !err.has_offset);
+    CHECK(wk_eth_gossip_peek(NULL, NULL, &d, &err) == WK_ERR_ARG && !err.has_offset);
+    CHECK(wk_eth_gossip_message_id(&bad, NULL, 0, NULL, NULL, id, &valid, &err) == WK_ERR_ARG);
 }
 
 int main(int argc, char **argv)
@@ -283,5 +313,6 @@ int main(int argc, char **argv)
     test_limit_order();
     test_encode_checks();
     test_message_id();
+    test_views();
     return wk_test_summary("eth_gossip");
 }

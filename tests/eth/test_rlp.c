@@ -4,6 +4,7 @@
  * Usage: test_eth_rlp rlptest.json invalidRLPTest.json */
 #include "wk_test.h"
 #include <wirekit/eth.h>
+#include "contract/wk_contract_eth.h"
 #include <json-c/json.h>
 
 #include "wk_bytes.h"
@@ -117,11 +118,11 @@ static void test_valid_file(const char *path)
         if (strcmp(name, "listofbinaries") == 0) {
             /* Skipped (vectors README): "out" is a complete list followed by stray zero bytes. */
             wk_eth_rlp_item it;
-            CHECK(wk_eth_rlp_read_header(want, n, &it, NULL) == WK_OK && it.is_list);
-            CHECK(wk_eth_rlp_check(want, n, 16, &err) == WK_ERR_RLP_TRAILING);
+            CHECK(wk_eth_rlp_read_header(LOOK(want, n), &it, NULL) == WK_OK && it.is_list);
+            CHECK(wk_eth_rlp_check(LOOK(want, n), 16, &err) == WK_ERR_RLP_TRAILING);
             CHECKF(err.has_offset && err.offset == it.header_len + it.payload_len && err.offset == 169,
                    "listofbinaries trailing at %llu", (unsigned long long)err.offset);
-            CHECK(wk_eth_rlp_check(want, 169, 16, NULL) == WK_OK);
+            CHECK(wk_eth_rlp_check(LOOK(want, 169), 16, NULL) == WK_OK);
             free(want);
             continue;
         }
@@ -130,7 +131,7 @@ static void test_valid_file(const char *path)
         CHECKF(got.n == n && memcmp(got.p, want, n) == 0, "%s: encoding differs (%zu vs %zu bytes)",
                name, got.n, n);
         compared++;
-        wk_code rc = wk_eth_rlp_check(want, n, 16, &err);
+        wk_code rc = wk_eth_rlp_check(LOOK(want, n), 16, &err);
         CHECKF(rc == WK_OK, "%s: check rejects the valid encoding: %s", name, name_of(rc));
 
         /* Integers: read_uint gives the value back (or overflow beyond 64 bits). */
@@ -140,7 +141,7 @@ static void test_valid_file(const char *path)
             ints++;
             uint64_t v = 0;
             size_t used = 0;
-            rc = wk_eth_rlp_read_uint(want, n, &v, &used, &err);
+            rc = wk_eth_rlp_read_uint(LOOK(want, n), &v, &used, &err);
             uint8_t num[128];
             int k = s ? decimal_to_be(s + 1, num, sizeof num) : 0;
             if (s && k > 8) {
@@ -200,7 +201,7 @@ static void test_invalid_file(const char *path)
         CHECKF(p != NULL, "%s: bad hex", name);
         if (!p) continue;
         wk_error err;
-        wk_code rc = wk_eth_rlp_check(p, n, 16, &err);
+        wk_code rc = wk_eth_rlp_check(LOOK(p, n), 16, &err);
         CHECKF(rc != WK_OK, "invalid case %s accepted", name);
         CHECKF(rc == WK_OK || err.has_offset, "%s: no offset", name);
         bool listed = false;
@@ -225,7 +226,7 @@ static void check_hex(const char *hex, unsigned depth, wk_code code, uint64_t of
     uint8_t *p = hex_bytes(hex, &n);
     REQUIRE(p != NULL);
     wk_error err;
-    wk_code rc = wk_eth_rlp_check(p, n, depth, &err);
+    wk_code rc = wk_eth_rlp_check(LOOK(p, n), depth, &err);
     if (code == WK_OK)
         CHECKF(rc == WK_OK, "check(%s): %s", hex, name_of(rc));
     else
@@ -300,30 +301,30 @@ static void test_depth(void)
         buf b = nested(d);
         wk_error err;
         unsigned ok_depth = d <= WK_ETH_RLP_MAX_DEPTH ? d : WK_ETH_RLP_MAX_DEPTH;
-        if (d <= WK_ETH_RLP_MAX_DEPTH) CHECKF(wk_eth_rlp_check(b.p, b.n, d, &err) == WK_OK, "depth %u", d);
-        CHECK(wk_eth_rlp_check(b.p, b.n, d - 1, &err) == WK_ERR_RLP_DEPTH);
+        if (d <= WK_ETH_RLP_MAX_DEPTH) CHECKF(wk_eth_rlp_check(LOOK(b.p, b.n), d, &err) == WK_OK, "depth %u", d);
+        CHECK(wk_eth_rlp_check(LOOK(b.p, b.n), d - 1, &err) == WK_ERR_RLP_DEPTH);
         /* the offending list is the one at level d (or WK_ETH_RLP_MAX_DEPTH + 1): its offset is the
          * sum of the outer headers */
         unsigned bad_level = d <= WK_ETH_RLP_MAX_DEPTH ? d : WK_ETH_RLP_MAX_DEPTH + 1;
         size_t off = 0;
         for (unsigned l = 1; l < bad_level; l++) {
             wk_eth_rlp_item it;
-            REQUIRE(wk_eth_rlp_read_header(b.p + off, b.n - off, &it, NULL) == WK_OK && it.is_list);
+            REQUIRE(wk_eth_rlp_read_header(LOOK(b.p + off, b.n - off), &it, NULL) == WK_OK && it.is_list);
             off += it.header_len;
         }
         CHECKF(err.has_offset && err.offset == off, "depth %u: offset %llu, want %zu", d,
                (unsigned long long)err.offset, off);
         /* max_depth above WK_ETH_RLP_MAX_DEPTH counts as WK_ETH_RLP_MAX_DEPTH */
-        wk_code rc = wk_eth_rlp_check(b.p, b.n, 100000, &err);
+        wk_code rc = wk_eth_rlp_check(LOOK(b.p, b.n), 100000, &err);
         CHECKF(d <= ok_depth ? rc == WK_OK : rc == WK_ERR_RLP_DEPTH, "depth %u, max 100000: %s", d,
                name_of(rc));
         free(b.p);
     }
     buf b = nested(WK_ETH_RLP_MAX_DEPTH);
-    CHECK(wk_eth_rlp_check(b.p, b.n, ~0u, NULL) == WK_OK);
+    CHECK(wk_eth_rlp_check(LOOK(b.p, b.n), ~0u, NULL) == WK_OK);
     free(b.p);
     b = nested(WK_ETH_RLP_MAX_DEPTH + 1);
-    CHECK(wk_eth_rlp_check(b.p, b.n, ~0u, NULL) == WK_ERR_RLP_DEPTH);
+    CHECK(wk_eth_rlp_check(LOOK(b.p, b.n), ~0u, NULL) == WK_ERR_RLP_DEPTH);
     free(b.p);
     /* Wide rather than deep: 10000 items in one list. */
     buf items = {0};
@@ -332,8 +333,8 @@ static void test_depth(void)
     buf w = {0};
     put(&w, h, wk_eth_rlp_put_header(true, items.n, h));
     put(&w, items.p, items.n);
-    CHECK(wk_eth_rlp_check(w.p, w.n, 2, NULL) == WK_OK);
-    CHECK(wk_eth_rlp_check(w.p, w.n, 1, NULL) == WK_ERR_RLP_DEPTH);
+    CHECK(wk_eth_rlp_check(LOOK(w.p, w.n), 2, NULL) == WK_OK);
+    CHECK(wk_eth_rlp_check(LOOK(w.p, w.n), 1, NULL) == WK_ERR_RLP_DEPTH);
     free(items.p);
     free(w.p);
 }
@@ -342,17 +343,17 @@ static void test_header(void)
 {
     wk_eth_rlp_item it;
     wk_error err;
-    CHECK(wk_eth_rlp_read_header((const uint8_t *)"\x7f", 1, &it, &err) == WK_OK && !it.is_list &&
+    CHECK(wk_eth_rlp_read_header(LOOK((const uint8_t *)"\x7f", 1), &it, &err) == WK_OK && !it.is_list &&
           it.header_len == 0 && it.payload_len == 1);
-    CHECK(wk_eth_rlp_read_header((const uint8_t *)"\x82\x01\x02\xff", 4, &it, &err) == WK_OK &&
+    CHECK(wk_eth_rlp_read_header(LOOK((const uint8_t *)"\x82\x01\x02\xff", 4), &it, &err) == WK_OK &&
           !it.is_list && it.header_len == 1 && it.payload_len == 2); /* trailing allowed */
-    CHECK(wk_eth_rlp_read_header((const uint8_t *)"\xc1\x01", 2, &it, &err) == WK_OK && it.is_list &&
+    CHECK(wk_eth_rlp_read_header(LOOK((const uint8_t *)"\xc1\x01", 2), &it, &err) == WK_OK && it.is_list &&
           it.header_len == 1 && it.payload_len == 1);
-    CHECK(wk_eth_rlp_read_header((const uint8_t *)"\x81\x05", 1, &it, &err) == WK_ERR_RLP_TRUNCATED &&
+    CHECK(wk_eth_rlp_read_header(LOOK((const uint8_t *)"\x81\x05", 1), &it, &err) == WK_ERR_RLP_TRUNCATED &&
           err.offset == 1);
-    CHECK(wk_eth_rlp_read_header((const uint8_t *)"\xf8\x37", 2, &it, &err) == WK_ERR_RLP_NONCANON_SIZE &&
+    CHECK(wk_eth_rlp_read_header(LOOK((const uint8_t *)"\xf8\x37", 2), &it, &err) == WK_ERR_RLP_NONCANON_SIZE &&
           err.offset == 1);
-    CHECK(wk_eth_rlp_read_header((const uint8_t *)"\xfa\x00\x01\x00", 4, &it, &err) ==
+    CHECK(wk_eth_rlp_read_header(LOOK((const uint8_t *)"\xfa\x00\x01\x00", 4), &it, &err) ==
           WK_ERR_RLP_NONCANON_SIZE && err.offset == 1);
     CHECK(err.category == WK_CAT_PEER_PROTOCOL);
     CHECK(strcmp(wk_error_name(WK_ERR_RLP_NONCANON_SIZE), "RLP_ERR_NONCANON_SIZE") == 0);
@@ -374,11 +375,11 @@ static void test_header(void)
                 uint8_t *p = calloc(1, hl + lens[i] + 1);
                 memcpy(p, h, hl);
                 if (!list && lens[i] == 1) p[hl] = 0x80; /* a canonical 1-byte string */
-                wk_code rc = wk_eth_rlp_read_header(p, hl + lens[i], &it, &err);
+                wk_code rc = wk_eth_rlp_read_header(LOOK(p, hl + lens[i]), &it, &err);
                 CHECKF(rc == WK_OK && it.is_list == list && it.header_len == hl &&
                            it.payload_len == lens[i],
                        "read back %llu: %s", (unsigned long long)lens[i], name_of(rc));
-                CHECK(wk_eth_rlp_read_header(p, hl + lens[i] - (lens[i] ? 1 : 0), &it, &err) ==
+                CHECK(wk_eth_rlp_read_header(LOOK(p, hl + lens[i] - (lens[i] ? 1 : 0)), &it, &err) ==
                       (lens[i] ? WK_ERR_RLP_TRUNCATED : WK_OK));
                 free(p);
             }
@@ -403,8 +404,8 @@ static void test_uint(void)
         uint64_t v = 7;
         size_t used = 0;
         wk_error err;
-        CHECK(wk_eth_rlp_read_uint(u, n + 1, &v, &used, &err) == WK_OK && v == vals[i] && used == n);
-        CHECK(wk_eth_rlp_check(u, n, 0, &err) == WK_OK);
+        CHECK(wk_eth_rlp_read_uint(LOOK(u, n + 1), &v, &used, &err) == WK_OK && v == vals[i] && used == n);
+        CHECK(wk_eth_rlp_check(LOOK(u, n), 0, &err) == WK_OK);
     }
     struct { const char *hex; wk_code code; uint64_t off; } bad[] = {
         {"", WK_ERR_RLP_TRUNCATED, 0},
@@ -425,13 +426,42 @@ static void test_uint(void)
         wk_error err;
         uint64_t v;
         size_t used;
-        wk_code rc = wk_eth_rlp_read_uint(p, n, &v, &used, &err);
+        wk_code rc = wk_eth_rlp_read_uint(LOOK(p, n), &v, &used, &err);
         CHECKF(rc == bad[i].code && err.has_offset && err.offset == bad[i].off,
                "read_uint(%s): %s at %llu", bad[i].hex, name_of(rc), (unsigned long long)err.offset);
         free(p);
     }
     /* RLP_ERR_EXPECTED_LIST: no function of the subset expects a list; the name exists. */
     CHECK(strcmp(wk_error_name(WK_ERR_RLP_EXPECTED_LIST), "RLP_ERR_EXPECTED_LIST") == 0);
+}
+
+/* The readers and the check take the item as a view's unread bytes, leave the view alone, and
+ * count offsets from in->pos; no view is WK_ERR_ARG. */
+static void test_views(void)
+{
+    static const uint8_t vb[] = {0xee, 0xee, 0xc2, 0x01, 0x02, 0x82, 0x00, 0x01};
+    wk_in in = {vb, 5, 2};
+    wk_eth_rlp_item it;
+    wk_error err;
+    CHECK(wk_eth_rlp_read_header(&in, &it, &err) == WK_OK && it.is_list && it.header_len == 1 &&
+          it.payload_len == 2 && in.pos == 2);
+    CHECK(wk_eth_rlp_check(&in, 4, &err) == WK_OK && in.pos == 2);
+    wk_in more = {vb, sizeof vb, 2};
+    CHECK(wk_eth_rlp_check(&more, 4, &err) == WK_ERR_RLP_TRAILING && err.offset == 3 &&
+          more.pos == 2);
+    uint64_t v = 7;
+    size_t used = 0;
+    wk_in u = {vb, sizeof vb, 3};
+    CHECK(wk_eth_rlp_read_uint(&u, &v, &used, &err) == WK_OK && v == 1 && used == 1 && u.pos == 3);
+    u.pos = 5;
+    CHECK(wk_eth_rlp_read_uint(&u, &v, &used, &err) == WK_ERR_RLP_NONCANON_INT && err.offset == 1 &&
+          u.pos == 5);
+    u.pos = sizeof vb;
+    CHECK(wk_eth_rlp_read_header(&u, &it, &err) == WK_ERR_RLP_TRUNCATED && err.offset == 0);
+    wk_in bad = {vb, 2, 3};
+    CHECK(wk_eth_rlp_read_header(NULL, &it, &err) == WK_ERR_ARG && !err.has_offset);
+    CHECK(wk_eth_rlp_read_uint(&bad, &v, &used, &err) == WK_ERR_ARG && !err.has_offset);
+    CHECK(wk_eth_rlp_check(&bad, 4, &err) == WK_ERR_ARG && !err.has_offset);
 }
 
 int main(int argc, char **argv)
@@ -446,5 +476,6 @@ int main(int argc, char **argv)
     test_depth();
     test_header();
     test_uint();
+    test_views();
     return wk_test_summary("eth_rlp");
 }

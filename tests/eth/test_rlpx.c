@@ -45,7 +45,7 @@ static wk_code run(const uint8_t *fd, size_t n, bool compressed, uint64_t max_da
                    wk_eth_rlpx_message *m, uint8_t **data, wk_error *err)
 {
     *data = NULL;
-    wk_code rc = wk_eth_rlpx_parse(fd, n, compressed, max_data, m, err);
+    wk_code rc = wk_eth_rlpx_parse(LOOK(fd, n), compressed, max_data, m, err);
     if (rc != WK_OK) return rc;
     *data = malloc(m->data_len ? m->data_len : 1);
     if (!*data) abort();
@@ -120,12 +120,12 @@ static void test_cases_tsv(void)
             if (geth_row) {
                 /* Under the default limit the same bytes pass the size check and fail later. */
                 free(data);
-                rc = wk_eth_rlpx_parse(fd, n, true, 0, &m, &err);
+                rc = wk_eth_rlpx_parse(LOOK(fd, n), true, 0, &m, &err);
                 CHECK(rc == WK_OK && m.data_len == 16777216u && m.msg_id == 0x10);
                 rc = run(fd, n, true, 0, &m, &data, &err);
                 CHECKF(rc == WK_ERR_SNAPPY_LENGTH_MISMATCH, "default limit: %s", wk_error_name(rc));
                 CHECK(err.has_offset && err.offset == n);
-                rc = wk_eth_rlpx_parse(fd, n, true, 16777215u, &m, &err);
+                rc = wk_eth_rlpx_parse(LOOK(fd, n), true, 16777215u, &m, &err);
                 CHECK(rc == WK_ERR_RLPX_TOO_LARGE && err.offset == 1);
             }
             free(data);
@@ -152,13 +152,13 @@ static void test_error_offsets(void)
         size_t n = 0;
         uint8_t *fd = hex_alloc(bad_id[i].hex, strlen(bad_id[i].hex), &n);
         for (int c = 0; c < 2; c++) {
-            wk_code rc = wk_eth_rlpx_parse(fd, n, c, 0, &m, &err);
+            wk_code rc = wk_eth_rlpx_parse(LOOK(fd, n), c, 0, &m, &err);
             CHECKF(rc == WK_ERR_RLPX_MSGID && err.has_offset && err.offset == bad_id[i].off,
                    "%s: %s at %llu", bad_id[i].hex, wk_error_name(rc), (unsigned long long)err.offset);
         }
         free(fd);
     }
-    CHECK(wk_eth_rlpx_parse(NULL, 0, false, 0, &m, &err) == WK_ERR_RLPX_EMPTY && err.offset == 0);
+    CHECK(wk_eth_rlpx_parse(LOOK(NULL, 0), false, 0, &m, &err) == WK_ERR_RLPX_EMPTY && err.offset == 0);
 
     /* snappy preamble errors at fd offsets (id of 1 and 2 bytes) */
     const char *pre[] = {"", "80", "ffffffffff01", "ffffffff1f"};
@@ -167,12 +167,12 @@ static void test_error_offsets(void)
     for (size_t i = 0; i < 4; i++) {
         size_t bn = 0;
         uint8_t *blk = hex_alloc(pre[i], strlen(pre[i]), &bn);
-        REQUIRE(wk_eth_snappy_block_peek(blk, bn, WK_ETH_SNAPPY_BLOCK_MAX, NULL, NULL, &e2) == pre_code[i]);
+        REQUIRE(wk_eth_snappy_block_peek(LOOK(blk, bn), WK_ETH_SNAPPY_BLOCK_MAX, NULL, NULL, &e2) == pre_code[i]);
         for (int idlen = 1; idlen <= 2; idlen++) {
             uint8_t fd[16];
             memcpy(fd, idlen == 1 ? "\x10" : "\x81\x80", (size_t)idlen);
             memcpy(fd + idlen, blk, bn);
-            wk_code rc = wk_eth_rlpx_parse(fd, (size_t)idlen + bn, true, 0, &m, &err);
+            wk_code rc = wk_eth_rlpx_parse(LOOK(fd, (size_t)idlen + bn), true, 0, &m, &err);
             CHECKF(rc == pre_code[i] && err.offset == e2.offset + (uint64_t)idlen, "preamble %s: %s",
                    pre[i], wk_error_name(rc));
         }
@@ -180,11 +180,11 @@ static void test_error_offsets(void)
     }
     /* a bad element: offset of the validator's error + id length */
     const uint8_t blk[] = {0x05, 0x00, 0x61, 0x0e, 0x00, 0x00};
-    REQUIRE(wk_eth_snappy_block_validate(blk, sizeof blk, 100, NULL, &e2) == WK_ERR_SNAPPY_BAD_OFFSET);
+    REQUIRE(wk_eth_snappy_block_validate(LOOK(blk, sizeof blk), 100, NULL, &e2) == WK_ERR_SNAPPY_BAD_OFFSET);
     uint8_t fd[16] = {0x81, 0x80};
     memcpy(fd + 2, blk, sizeof blk);
     uint8_t out[16];
-    CHECK(wk_eth_rlpx_parse(fd, 2 + sizeof blk, true, 0, &m, &err) == WK_OK && m.data_len == 5 &&
+    CHECK(wk_eth_rlpx_parse(LOOK(fd, 2 + sizeof blk), true, 0, &m, &err) == WK_OK && m.data_len == 5 &&
           m.data_offset == 2 && m.msg_id == 128);
     CHECK(enc_out(wk_eth_rlpx_decode(&m, IN(fd, 2 + sizeof blk), VIEW(out, sizeof out), &err), NULL, &err) == WK_ERR_SNAPPY_BAD_OFFSET &&
           err.has_offset && err.offset == e2.offset + 2 && err.offset == 5);
@@ -213,7 +213,7 @@ static void test_spec_examples(void)
         CHECKF(out_len == wn && memcmp(buf, want, wn) == 0, "example %zu", i);
         wk_eth_rlpx_message m;
         uint8_t dec[16];
-        CHECK(wk_eth_rlpx_parse(want + 3, wn - 3, true, 0, &m, &err) == WK_OK && m.msg_id == ex[i].id &&
+        CHECK(wk_eth_rlpx_parse(LOOK(want + 3, wn - 3), true, 0, &m, &err) == WK_OK && m.msg_id == ex[i].id &&
               m.data_len == dn && m.compressed);
         CHECK(enc_out(wk_eth_rlpx_decode(&m, IN(want + 3, wn - 3), VIEW(dec, sizeof dec), &err), NULL, &err) == WK_OK &&
               memcmp(dec, data, dn) == 0);
@@ -247,13 +247,13 @@ static void test_eip706_block(const char *rel)
         CHECKF(strcmp(hex, "14df63f1ecbd90497d5213fdaeec208ad0f184eb9f0c9564b821041d89573ecd") == 0,
                "%s: sha256 %s", rel, hex);
         CHECK(memcmp(data, "\xfa\x17\x3c\x52", 4) == 0);
-        CHECK(wk_eth_rlp_check(data, m.data_len, 64, &err) == WK_OK); /* one complete RLP item */
+        CHECK(wk_eth_rlp_check(LOOK(data, m.data_len), 64, &err) == WK_OK); /* one complete RLP item */
         free(data);
     }
     /* limit boundary at the real size; plain mode takes the block as msg-data */
-    CHECK(wk_eth_rlpx_parse(fd, n, true, 1522774, &m, &err) == WK_OK);
-    CHECK(wk_eth_rlpx_parse(fd, n, true, 1522773, &m, &err) == WK_ERR_RLPX_TOO_LARGE && err.offset == 1);
-    CHECK(wk_eth_rlpx_parse(fd, n, false, 0, &m, &err) == WK_OK && !m.compressed && m.data_len == 71954);
+    CHECK(wk_eth_rlpx_parse(LOOK(fd, n), true, 1522774, &m, &err) == WK_OK);
+    CHECK(wk_eth_rlpx_parse(LOOK(fd, n), true, 1522773, &m, &err) == WK_ERR_RLPX_TOO_LARGE && err.offset == 1);
+    CHECK(wk_eth_rlpx_parse(LOOK(fd, n), false, 0, &m, &err) == WK_OK && !m.compressed && m.data_len == 71954);
     /* a truncated copy fails */
     rc = run(fd, n - 1, true, 0, &m, &data, &err);
     CHECK(rc != WK_OK && data == NULL);
@@ -294,7 +294,7 @@ static void test_round_trips(void)
                 bool plain = !comp || ids[k] == WK_ETH_RLPX_MSG_HELLO;
                 if (plain) CHECK(frame == il + n && memcmp(wire + 3 + il, data, n) == 0);
                 wk_eth_rlpx_message m;
-                wk_code rc = wk_eth_rlpx_parse(wire + 3, frame, comp, 0, &m, &err);
+                wk_code rc = wk_eth_rlpx_parse(LOOK(wire + 3, frame), comp, 0, &m, &err);
                 CHECKF(rc == WK_OK && m.msg_id == ids[k] && m.data_len == n && m.data_offset == il &&
                            m.compressed == !plain,
                        "id %llu n %zu comp %d: %s", (unsigned long long)ids[k], n, comp,
@@ -314,12 +314,12 @@ static void test_round_trips(void)
     wk_eth_rlpx_message m;
     wk_error err;
     uint8_t out[8];
-    CHECK(wk_eth_rlpx_parse(hello, sizeof hello, true, 0, &m, &err) == WK_OK && m.msg_id == 0 &&
+    CHECK(wk_eth_rlpx_parse(LOOK(hello, sizeof hello), true, 0, &m, &err) == WK_OK && m.msg_id == 0 &&
           !m.compressed && m.data_len == 3 && m.wire_len == 3);
     CHECK(enc_out(wk_eth_rlpx_decode(&m, IN(hello, sizeof hello), VIEW(out, sizeof out), &err), NULL, &err) == WK_OK &&
           memcmp(out, hello + 1, 3) == 0);
-    CHECK(wk_eth_rlpx_parse(hello, 1, true, 0, &m, &err) == WK_OK && m.data_len == 0); /* empty Hello */
-    CHECK(wk_eth_rlpx_parse(hello, sizeof hello, true, 2, &m, &err) == WK_ERR_RLPX_TOO_LARGE &&
+    CHECK(wk_eth_rlpx_parse(LOOK(hello, 1), true, 0, &m, &err) == WK_OK && m.data_len == 0); /* empty Hello */
+    CHECK(wk_eth_rlpx_parse(LOOK(hello, sizeof hello), true, 2, &m, &err) == WK_ERR_RLPX_TOO_LARGE &&
           err.offset == 1);
     /* msg-id >= 128: two bytes on the wire */
     uint8_t wire[64];
@@ -328,7 +328,7 @@ static void test_round_trips(void)
               WK_OK &&
           out_len == 8 && memcmp(wire, "\x00\x00\x05\x81\x80\x01\x00\xc0", 8) == 0);
     /* uncompressed mode: the snappy-looking bytes are msg-data as they are */
-    CHECK(wk_eth_rlpx_parse((const uint8_t *)"\x02\x01\x00\xc0", 4, false, 0, &m, &err) == WK_OK &&
+    CHECK(wk_eth_rlpx_parse(LOOK((const uint8_t *)"\x02\x01\x00\xc0", 4), false, 0, &m, &err) == WK_OK &&
           m.msg_id == 2 && m.data_len == 3 && !m.compressed);
     CHECK(enc_out(wk_eth_rlpx_decode(&m, IN((const uint8_t *)"\x02\x01\x00\xc0", 4), VIEW(out, sizeof out), &err), NULL, &err) == WK_OK &&
           memcmp(out, "\x01\x00\xc0", 3) == 0);
@@ -374,8 +374,8 @@ static void test_size_limits(void)
     wk_eth_rlpx_message m;
     /* encoder: 16777215 compressed ok, 16777216 refused (Integration) */
     CHECK(enc_out(wk_eth_rlpx_encode(16, data, big - 1, true, VIEW(wire, cap), &err), &out_len, &err) == WK_OK);
-    CHECK(wk_eth_rlpx_parse(wire + 3, out_len - 3, true, 0, &m, &err) == WK_OK && m.data_len == big - 1);
-    CHECK(wk_eth_rlpx_parse(wire + 3, out_len - 3, true, big - 2, &m, &err) == WK_ERR_RLPX_TOO_LARGE);
+    CHECK(wk_eth_rlpx_parse(LOOK(wire + 3, out_len - 3), true, 0, &m, &err) == WK_OK && m.data_len == big - 1);
+    CHECK(wk_eth_rlpx_parse(LOOK(wire + 3, out_len - 3), true, big - 2, &m, &err) == WK_ERR_RLPX_TOO_LARGE);
     err.category = WK_CAT_NONE;
     CHECK(enc_out(wk_eth_rlpx_encode(16, data, big, true, VIEW(wire, cap), &err), &out_len, &err) == WK_ERR_RLPX_TOO_LARGE &&
           err.category == WK_CAT_PEER_PROTOCOL);
@@ -393,33 +393,55 @@ static void test_size_limits(void)
     /* decoder, compressed: declared 16777216 passes the default limit, 16777217 does not */
     const uint8_t d16m[] = {0x10, 0x80, 0x80, 0x80, 0x08};
     const uint8_t d16m1[] = {0x10, 0x81, 0x80, 0x80, 0x08};
-    CHECK(wk_eth_rlpx_parse(d16m, sizeof d16m, true, 0, &m, &err) == WK_OK && m.data_len == big);
-    CHECK(wk_eth_rlpx_parse(d16m, sizeof d16m, true, WK_ETH_RLPX_DEFAULT_MAX_DATA, &m, &err) == WK_OK);
-    CHECK(wk_eth_rlpx_parse(d16m1, sizeof d16m1, true, 0, &m, &err) == WK_ERR_RLPX_TOO_LARGE &&
+    CHECK(wk_eth_rlpx_parse(LOOK(d16m, sizeof d16m), true, 0, &m, &err) == WK_OK && m.data_len == big);
+    CHECK(wk_eth_rlpx_parse(LOOK(d16m, sizeof d16m), true, WK_ETH_RLPX_DEFAULT_MAX_DATA, &m, &err) == WK_OK);
+    CHECK(wk_eth_rlpx_parse(LOOK(d16m1, sizeof d16m1), true, 0, &m, &err) == WK_ERR_RLPX_TOO_LARGE &&
           err.offset == 1 && err.category == WK_CAT_PEER_PROTOCOL);
-    CHECK(wk_eth_rlpx_parse(d16m1, sizeof d16m1, true, big + 1, &m, &err) == WK_OK);
+    CHECK(wk_eth_rlpx_parse(LOOK(d16m1, sizeof d16m1), true, big + 1, &m, &err) == WK_OK);
     /* a real 16777216-byte message, compressed by hand-off to libsnappy, decodes */
     uint8_t *blk = malloc((size_t)wk_eth_snappy_block_max_size(big) + 1);
     size_t bl = 0;
     REQUIRE(enc_out(wk_eth_snappy_block_encode(data, big, VIEW(blk + 1, (size_t)wk_eth_snappy_block_max_size(big)), &err), &bl, &err) == WK_OK);
     blk[0] = 0x10;
-    CHECK(wk_eth_rlpx_parse(blk, bl + 1, true, 0, &m, &err) == WK_OK && m.data_len == big);
+    CHECK(wk_eth_rlpx_parse(LOOK(blk, bl + 1), true, 0, &m, &err) == WK_OK && m.data_len == big);
     data[0] = 1;
     CHECK(enc_out(wk_eth_rlpx_decode(&m, IN(blk, bl + 1), VIEW(data, big), &err), NULL, &err) == WK_OK && data[0] == 0 &&
           data[big - 1] == 0);
-    CHECK(wk_eth_rlpx_parse(blk, bl + 1, true, big - 1, &m, &err) == WK_ERR_RLPX_TOO_LARGE);
+    CHECK(wk_eth_rlpx_parse(LOOK(blk, bl + 1), true, big - 1, &m, &err) == WK_ERR_RLPX_TOO_LARGE);
     free(blk);
     /* decoder, plain: 16777216 bytes of msg-data pass, 16777217 do not */
     wire[0] = 0x10;
     memset(wire + 1, 0, big + 1);
-    CHECK(wk_eth_rlpx_parse(wire, 1 + big, false, 0, &m, &err) == WK_OK && m.data_len == big);
-    CHECK(wk_eth_rlpx_parse(wire, 2 + big, false, 0, &m, &err) == WK_ERR_RLPX_TOO_LARGE && err.offset == 1);
-    CHECK(wk_eth_rlpx_parse(wire, 1 + big, false, big - 1, &m, &err) == WK_ERR_RLPX_TOO_LARGE);
+    CHECK(wk_eth_rlpx_parse(LOOK(wire, 1 + big), false, 0, &m, &err) == WK_OK && m.data_len == big);
+    CHECK(wk_eth_rlpx_parse(LOOK(wire, 2 + big), false, 0, &m, &err) == WK_ERR_RLPX_TOO_LARGE && err.offset == 1);
+    CHECK(wk_eth_rlpx_parse(LOOK(wire, 1 + big), false, big - 1, &m, &err) == WK_ERR_RLPX_TOO_LARGE);
     /* custom small limit */
-    CHECK(wk_eth_rlpx_parse((const uint8_t *)"\x10\x64", 2, true, 100, &m, &err) == WK_OK);
-    CHECK(wk_eth_rlpx_parse((const uint8_t *)"\x10\x65", 2, true, 100, &m, &err) == WK_ERR_RLPX_TOO_LARGE);
+    CHECK(wk_eth_rlpx_parse(LOOK((const uint8_t *)"\x10\x64", 2), true, 100, &m, &err) == WK_OK);
+    CHECK(wk_eth_rlpx_parse(LOOK((const uint8_t *)"\x10\x65", 2), true, 100, &m, &err) == WK_ERR_RLPX_TOO_LARGE);
     free(data);
     free(wire);
+}
+
+/* wk_eth_rlpx_parse takes the frame-data as a view's unread bytes, leaves the view alone and
+ * counts offsets from in->pos; no view is WK_ERR_ARG. */
+static void test_parse_views(void)
+{
+    static const uint8_t vb[] = {0xee, 0xee, 0x10, 0x64, 0x02, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    wk_eth_rlpx_message m;
+    wk_error err;
+    wk_in in = {vb, 4, 2};
+    CHECK(wk_eth_rlpx_parse(&in, true, 100, &m, &err) == WK_OK && m.msg_id == 0x10 &&
+          m.data_offset == 1 && m.data_len == 100 && in.pos == 2);
+    CHECK(wk_eth_rlpx_parse(&in, true, 99, &m, &err) == WK_ERR_RLPX_TOO_LARGE && err.offset == 1 &&
+          in.pos == 2);
+    wk_in pre = {vb, sizeof vb, 4};
+    CHECK(wk_eth_rlpx_parse(&pre, true, 0, &m, &err) == WK_ERR_SNAPPY_PREAMBLE && err.offset == 1 &&
+          pre.pos == 4);
+    pre.pos = sizeof vb;
+    CHECK(wk_eth_rlpx_parse(&pre, true, 0, &m, &err) == WK_ERR_RLPX_EMPTY && err.offset == 0);
+    wk_in bad = {vb, 2, 3};
+    CHECK(wk_eth_rlpx_parse(&bad, true, 0, &m, &err) == WK_ERR_ARG && !err.has_offset);
+    CHECK(wk_eth_rlpx_parse(NULL, true, 0, &m, &err) == WK_ERR_ARG && !err.has_offset);
 }
 
 int main(int argc, char **argv)
@@ -437,5 +459,6 @@ int main(int argc, char **argv)
     test_round_trips();
     test_snappy_active();
     test_size_limits();
+    test_parse_views();
     return wk_test_summary("eth_rlpx");
 }

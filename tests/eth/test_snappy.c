@@ -29,7 +29,6 @@ static uint64_t rng(void)
     return rng_state = x;
 }
 
-static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 /* Equal byte strings (either pointer may be NULL when its length is 0). */
 static bool same(const void *a, size_t an, const void *b, size_t bn)
 {
@@ -159,16 +158,16 @@ static bool is_wrap_literal(const uint8_t *p, size_t n, const wk_error *e)
 static void agree(const uint8_t *p, size_t n, const char *what)
 {
     wk_error e;
-    wk_code cv = wk_eth_snappy_block_validate(p, n, UINT64_MAX, NULL, &e);
+    wk_code cv = wk_eth_snappy_block_validate(LOOK(p, n), UINT64_MAX, NULL, &e);
     bool ours = cv == WK_OK;
     bool theirs = libsnappy_accepts(p, n);
     uint64_t declared;
-    if (wk_eth_snappy_block_peek(p, n, UINT64_MAX, &declared, NULL, NULL) == WK_OK &&
+    if (wk_eth_snappy_block_peek(LOOK(p, n), UINT64_MAX, &declared, NULL, NULL) == WK_OK &&
         declared <= (1u << 24)) {
         uint8_t *o = NULL;
         size_t ol;
         wk_error ed;
-        wk_code cd = wk_eth_snappy_block_decode_alloc(p, n, UINT64_MAX, NULL, &o, &ol, &ed);
+        wk_code cd = block_decode_alloc_code(p, n, UINT64_MAX, NULL, &o, &ol, &ed);
         CHECKF(cd == cv && (cd == WK_OK || ed.offset == e.offset),
                "%s: decode %s at %llu, validate %s at %llu", what, code_name(cd),
                (unsigned long long)ed.offset, code_name(cv), (unsigned long long)e.offset);
@@ -303,11 +302,11 @@ static void block_row(const row *r)
     uint8_t *alloc_out = NULL;
     size_t alloc_len = 0;
     wk_error e2;
-    wk_code c2 = wk_eth_snappy_block_decode_alloc(r->in, r->in_len, BLOCK_LIMIT, NULL, &alloc_out,
+    wk_code c2 = block_decode_alloc_code(r->in, r->in_len, BLOCK_LIMIT, NULL, &alloc_out,
                                               &alloc_len, &e2);
     wk_error e3;
     uint64_t declared = 0;
-    wk_code c3 = wk_eth_snappy_block_validate(r->in, r->in_len, BLOCK_LIMIT, &declared, &e3);
+    wk_code c3 = wk_eth_snappy_block_validate(LOOK(r->in, r->in_len), BLOCK_LIMIT, &declared, &e3);
     if (r->ok) {
         CHECKF(c == WK_OK && out_len == r->out_len && memcmp(out, r->out, out_len) == 0,
                "decode %s: %s", r->id, code_name(c));
@@ -322,7 +321,7 @@ static void block_row(const row *r)
             CHECK(enc_out(wk_eth_snappy_block_decode(IN(r->in, r->in_len), BLOCK_LIMIT, VIEW(out, r->out_len - 1), &e), &out_len, &e) == ENC_NO_ROOM);
             CHECK(LAST_IN.pos == 0);
             /* a limit one below the declared length is TOO_LARGE at offset 0 */
-            CHECK(wk_eth_snappy_block_validate(r->in, r->in_len, r->out_len - 1, NULL, &e) ==
+            CHECK(wk_eth_snappy_block_validate(LOOK(r->in, r->in_len), r->out_len - 1, NULL, &e) ==
                       WK_ERR_SNAPPY_TOO_LARGE &&
                   e.offset == 0);
         }
@@ -510,9 +509,9 @@ static void manifest_block(const char *path, const uint8_t *p, size_t n, bool ok
     wk_error e;
     uint8_t *out = NULL;
     size_t out_len = 0;
-    wk_code c = wk_eth_snappy_block_decode_alloc(p, n, (uint64_t)1 << 30, NULL, &out, &out_len, &e);
+    wk_code c = block_decode_alloc_code(p, n, (uint64_t)1 << 30, NULL, &out, &out_len, &e);
     wk_error ev;
-    wk_code cv = wk_eth_snappy_block_validate(p, n, (uint64_t)1 << 30, NULL, &ev);
+    wk_code cv = wk_eth_snappy_block_validate(LOOK(p, n), (uint64_t)1 << 30, NULL, &ev);
     bool lib = libsnappy_accepts(p, n);
     agree(p, n, path);
     if (ok) {
@@ -654,7 +653,7 @@ static void test_block_peek(void)
         uint64_t v = 99;
         size_t pl = 99;
         wk_error e;
-        wk_code c = wk_eth_snappy_block_peek(in, n, UINT64_MAX, &v, &pl, &e);
+        wk_code c = wk_eth_snappy_block_peek(LOOK(in, n), UINT64_MAX, &v, &pl, &e);
         CHECKF(c == t[i].code, "peek %s: %s", t[i].hex, code_name(c));
         if (c == WK_OK)
             CHECKF(v == t[i].value && pl == t[i].len, "peek %s: %llu/%zu", t[i].hex,
@@ -663,9 +662,9 @@ static void test_block_peek(void)
             CHECK(e.has_offset && e.offset == 0);
         if (c == WK_OK) {
             /* the limit: equal passes, one below is TOO_LARGE, checked at offset 0 */
-            CHECK(wk_eth_snappy_block_peek(in, n, t[i].value, NULL, NULL, &e) == WK_OK);
+            CHECK(wk_eth_snappy_block_peek(LOOK(in, n), t[i].value, NULL, NULL, &e) == WK_OK);
             if (t[i].value > 0)
-                CHECK(wk_eth_snappy_block_peek(in, n, t[i].value - 1, NULL, NULL, &e) ==
+                CHECK(wk_eth_snappy_block_peek(LOOK(in, n), t[i].value - 1, NULL, NULL, &e) ==
                           WK_ERR_SNAPPY_TOO_LARGE &&
                       e.offset == 0);
         }
@@ -677,23 +676,66 @@ static void test_block_peek(void)
     uint8_t *o = NULL;
     size_t ol;
     wk_error e;
-    CHECK(wk_eth_snappy_block_decode_alloc(big, sizeof big, 1 << 20, &a, &o, &ol, &e) ==
+    CHECK(block_decode_alloc_code(big, sizeof big, 1 << 20, &a, &o, &ol, &e) ==
           WK_ERR_SNAPPY_TOO_LARGE);
     CHECK(cnt.count == 0 && o == NULL);
     /* an empty result is a 1-byte allocation through the allocator */
     uint8_t empty[] = {0x00};
-    CHECK(wk_eth_snappy_block_decode_alloc(empty, 1, 0, &a, &o, &ol, &e) == WK_OK && o && ol == 0);
+    CHECK(block_decode_alloc_code(empty, 1, 0, &a, &o, &ol, &e) == WK_OK && o && ol == 0);
     CHECK(cnt.count == 1 && cnt.current == 1);
     a.free(a.opaque, o);
     /* a failing allocation is NOMEM */
     cnt.limit = 10;
     uint8_t lit[] = {0x0c, 0x2c, 'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd', '!'};
-    CHECK(wk_eth_snappy_block_decode_alloc(lit, sizeof lit, 100, &a, &o, &ol, &e) == WK_ERR_NOMEM);
+    CHECK(block_decode_alloc_code(lit, sizeof lit, 100, &a, &o, &ol, &e) == WK_ERR_NOMEM);
     cnt.limit = 0;
-    CHECK(wk_eth_snappy_block_decode_alloc(lit, sizeof lit, 100, &a, &o, &ol, &e) == WK_OK &&
+    CHECK(block_decode_alloc_code(lit, sizeof lit, 100, &a, &o, &ol, &e) == WK_OK &&
           ol == 12 && memcmp(o, "hello world!", 12) == 0);
     a.free(a.opaque, o);
     CHECK(cnt.current == 0);
+}
+
+/* The look calls take the block as a view's unread bytes and leave the view alone; offsets count
+ * from in->pos; decode_alloc moves pos to the end on WK_DONE only; no view is WK_ERR_ARG. */
+static void test_block_views(void)
+{
+    /* 3 bytes of something else, then "hello world!" as a block, then nothing */
+    static const uint8_t vb[] = {0xee, 0xee, 0xee, 0x0c, 0x2c, 'h', 'e', 'l', 'l', 'o', ' ',
+                                  'w', 'o', 'r', 'l', 'd', '!'};
+    wk_in in = {vb, sizeof vb, 3};
+    uint64_t d = 0;
+    size_t pl = 0;
+    wk_error e;
+    CHECK(wk_eth_snappy_block_peek(&in, 100, &d, &pl, &e) == WK_OK && d == 12 && pl == 1 &&
+          in.pos == 3);
+    CHECK(wk_eth_snappy_block_validate(&in, 100, &d, &e) == WK_OK && d == 12 && in.pos == 3);
+    CHECK(wk_eth_snappy_block_peek(&in, 11, NULL, NULL, &e) == WK_ERR_SNAPPY_TOO_LARGE &&
+          e.offset == 0 && in.pos == 3);
+    /* a view ending one byte early: the length mismatch is at the view's end, from in->pos */
+    wk_in shortv = {vb, sizeof vb - 1, 3};
+    CHECK(wk_eth_snappy_block_validate(&shortv, 100, NULL, &e) == WK_ERR_SNAPPY_TRUNCATED &&
+          e.offset == 1 && shortv.pos == 3);
+    uint8_t *o = NULL;
+    size_t ol = 0;
+    CHECK(wk_eth_snappy_block_decode_alloc(&shortv, 100, NULL, &o, &ol, &e) == WK_ERROR &&
+          e.code == WK_ERR_SNAPPY_TRUNCATED && e.offset == 1 && shortv.pos == 3 && o == NULL);
+    CHECK(wk_eth_snappy_block_decode_alloc(&in, 100, NULL, &o, &ol, &e) == WK_DONE &&
+          in.pos == sizeof vb && ol == 12 && o && memcmp(o, "hello world!", 12) == 0);
+    free(o);
+    /* an empty view (pos at its end) is an empty block */
+    CHECK(wk_eth_snappy_block_peek(&in, 100, NULL, NULL, &e) == WK_ERR_SNAPPY_TRUNCATED &&
+          e.offset == 0);
+    /* no view, or pos past size: WK_ERR_ARG without an offset */
+    wk_in bad = {vb, 2, 3};
+    CHECK(wk_eth_snappy_block_peek(NULL, 100, NULL, NULL, &e) == WK_ERR_ARG && !e.has_offset);
+    CHECK(wk_eth_snappy_block_validate(&bad, 100, NULL, &e) == WK_ERR_ARG && !e.has_offset);
+    o = NULL;
+    CHECK(wk_eth_snappy_block_decode_alloc(&bad, 100, NULL, &o, &ol, &e) == WK_ERROR &&
+          e.code == WK_ERR_ARG && bad.pos == 3 && o == NULL);
+    CHECK(wk_eth_snappy_block_decode_alloc(NULL, 100, NULL, &o, &ol, &e) == WK_ERROR &&
+          e.code == WK_ERR_ARG);
+    CHECK(wk_eth_snappy_block_decode_alloc(&in, 100, NULL, NULL, &ol, &e) == WK_ERROR &&
+          e.code == WK_ERR_ARG);
 }
 
 /* Elements written by hand, each decoded and validated, with the error offset of the failing tag.
@@ -737,7 +779,7 @@ static void test_block_elements(void)
         size_t n = (size_t)wk_hex_decode(t[i].hex, strlen(t[i].hex), in, sizeof in);
         wk_error e, e2;
         size_t ol = 0;
-        wk_code c = wk_eth_snappy_block_validate(in, n, 1 << 20, NULL, &e);
+        wk_code c = wk_eth_snappy_block_validate(LOOK(in, n), 1 << 20, NULL, &e);
         wk_code c2 = enc_out(wk_eth_snappy_block_decode(IN(in, n), 1 << 20, VIEW(out, sizeof out), &e2), &ol, &e2);
         CHECKF(c == t[i].code && c2 == c, "element %s: %s / %s, want %s", t[i].hex, code_name(c),
                code_name(c2), code_name(t[i].code));
@@ -760,12 +802,12 @@ static void test_libsnappy_wrap(void)
     uint8_t out[8], *o = NULL;
     size_t ol;
     wk_error e;
-    CHECK(wk_eth_snappy_block_validate(blk, sizeof blk, 100, NULL, &e) == WK_ERR_SNAPPY_TRUNCATED &&
+    CHECK(wk_eth_snappy_block_validate(LOOK(blk, sizeof blk), 100, NULL, &e) == WK_ERR_SNAPPY_TRUNCATED &&
           e.offset == 1);
     CHECK(enc_out(wk_eth_snappy_block_decode(IN(blk, sizeof blk), 100, VIEW(out, sizeof out), &e), &ol, &e) ==
               WK_ERR_SNAPPY_TRUNCATED &&
           e.offset == 1);
-    CHECK(wk_eth_snappy_block_decode_alloc(blk, sizeof blk, 100, NULL, &o, &ol, &e) ==
+    CHECK(block_decode_alloc_code(blk, sizeof blk, 100, NULL, &o, &ol, &e) ==
               WK_ERR_SNAPPY_TRUNCATED &&
           o == NULL);
     /* the same bytes inside literal data are harmless */
@@ -842,7 +884,7 @@ static void test_grammar_agreement(void)
         }
         if (rng() % 10 == 0 && n) n -= (size_t)(rng() % n);
         wk_error e;
-        if (wk_eth_snappy_block_validate(b, n, UINT64_MAX, NULL, &e) == WK_OK) valid++;
+        if (wk_eth_snappy_block_validate(LOOK(b, n), UINT64_MAX, NULL, &e) == WK_OK) valid++;
         agree(b, n, "grammar block");
     }
     CHECKF(disagreements == before && valid > 100, "%d disagreements, %d valid blocks",
@@ -872,7 +914,7 @@ static void test_block_encode(void)
             CHECK(cl <= cap);
             CHECK(enc_out(wk_eth_snappy_block_decode(IN(c, cl), n, VIEW(back, n), &e), &bl, &e) == WK_OK && bl == n &&
                   memcmp(back, src, n) == 0);
-            CHECK(wk_eth_snappy_block_validate(c, cl, n, NULL, &e) == WK_OK);
+            CHECK(wk_eth_snappy_block_validate(LOOK(c, cl), n, NULL, &e) == WK_OK);
             CHECK(enc_out(wk_eth_snappy_block_encode(src, n, VIEW(c, cap - 1), &e), &cl, &e) == ENC_NO_ROOM);
             agree(c, cl, "encoder output");
             free(src);
@@ -930,45 +972,107 @@ static void test_validator_agreement(void)
 /* ---------------------------------------------------------------------------------------------
  * Framing: encoder bytes and policy, round trips, limits, skippables, memory
  * ------------------------------------------------------------------------------------------- */
-/* Encodes src with the streaming encoder: one push and a fixed output view, or random pushes and
- * views (and, with flushes, a flush after some pushes: those cut pieces short). */
+/* Encodes src with the streaming encoder through the contract harness (wk_contract_drive_flush
+ * and the eth adapter; every call checked, the last piece written by the flush at the end): one
+ * push and a fixed output view, or random pushes (explicit cuts) and a random view size behind
+ * 0-byte probes (and, with flushes, a flush after some pushes: those cut pieces short). The
+ * adapter decodes the stream back: src, with exactly src up to each flush point once that flush's
+ * bytes are in. */
 static buf frame_encode_stream(const uint8_t *src, size_t n, bool random_splits, size_t fixed_view,
                                bool flushes)
 {
     wk_error e;
-    wk_eth_snappy_frame_encoder *enc = wk_eth_snappy_frame_encoder_create(NULL, &e);
-    buf b = {0};
-    uint8_t *tmp = malloc(fixed_view > 90000 ? fixed_view : 90000);
-    size_t pos = 0;
-    while (pos < n) {
-        size_t push = random_splits ? 1 + (size_t)(rng() % 150000) : n;
-        if (push > n - pos) push = n - pos;
-        wk_in in = {src, pos + push, pos};
-        bool flush = flushes && rng() % 5 == 0;
-        wk_result r;
-        do {
-            size_t view = random_splits ? (size_t)(rng() % 90000) : fixed_view;
-            wk_out out = {tmp, view, 0};
-            r = frame_encode_step(enc, &in, &out, flush, &e);
-            put(&b, tmp, out.pos);
-        } while (r == WK_NEED_OUTPUT);
-        if (r != (flush ? WK_DONE : WK_NEED_INPUT) || in.pos != in.size) {
-            fprintf(stderr, "encode step: %d\n", r);
-            b.n = (size_t)-1;
-            break;
+    wk_contract_eth_sink sink = {0};
+    wk_contract_eth_frame_enc f;
+    wk_contract_eth_frame_enc_setup(&f, NULL);
+    f.sink = &sink;
+    f.check = wk_eth_snappy_frame_decoder_create(NULL, &e);
+    CHECK(f.check != NULL);
+    if (!f.check) return (buf){NULL, (size_t)-1, 0};
+    buf cuts = {0}; /* size_t cut offsets */
+    uint64_t flush_at[WK_CONTRACT_ETH_MAX_FLUSH];
+    wk_contract_plan plan = {0, NULL, 0, fixed_view, false, false};
+    if (random_splits) {
+        for (size_t pos = 1 + (size_t)(rng() % 150000); pos < n; pos += 1 + (size_t)(rng() % 150000)) {
+            put(&cuts, &pos, sizeof pos);
+            if (flushes && rng() % 5 == 0 && f.nflush < WK_CONTRACT_ETH_MAX_FLUSH)
+                flush_at[f.nflush++] = pos;
         }
-        pos = in.pos;
+        plan.cuts = (const size_t *)cuts.p;
+        plan.ncuts = cuts.n / sizeof(size_t);
+        plan.out_view = 1 + (size_t)(rng() % 90000);
+        plan.zero_probe = true;
     }
-    wk_result r;
-    do {
-        wk_out out = {tmp, random_splits ? 1 + (size_t)(rng() % 90000) : fixed_view, 0};
-        r = frame_encode_step(enc, NULL, &out, true, &e);
-        put(&b, tmp, out.pos);
-    } while (r == WK_NEED_OUTPUT);
-    if (r != WK_DONE) b.n = (size_t)-1;
-    free(tmp);
-    wk_eth_snappy_frame_encoder_destroy(enc);
+    f.flush_at = flush_at;
+    wk_contract_outcome oc;
+    char why[320];
+    bool ok = wk_contract_drive_flush(&wk_contract_eth_frame_enc_ops, wk_contract_eth_frame_enc_flush,
+                                      &f, NULL, src, n, &plan, &oc, why, sizeof why);
+    CHECKF(ok, "framing encoder, %zu bytes, %zu pushes, views of %zu, %zu flushes: %s", n,
+           plan.ncuts + 1, plan.out_view, f.nflush, why);
+    wk_contract_eth_frame_enc_cleanup(&f);
+    wk_eth_snappy_frame_decoder_destroy(f.check);
+    free(cuts.p);
+    buf b = {sink.p, sink.n, sink.cap};
+    if (!ok) b.n = (size_t)-1;
     return b;
+}
+
+/* The encoder through the harness's whole battery (wk_contract_check_flush: whole, byte by byte,
+ * every split, every chunk size, views of 0, 1 and N), with and without flush points: every run
+ * writes the same stream, which decodes back; equal to encode_all without flush points. */
+static void encoder_battery(const uint8_t *src, size_t n, const uint64_t *flush_at, size_t nflush,
+                            const char *what)
+{
+    wk_error e;
+    wk_contract_eth_sink sink = {0};
+    wk_contract_eth_frame_enc f;
+    wk_contract_eth_frame_enc_setup(&f, NULL);
+    f.sink = &sink;
+    f.check = wk_eth_snappy_frame_decoder_create(NULL, &e);
+    f.flush_at = flush_at;
+    f.nflush = nflush;
+    REQUIRE(f.check != NULL);
+    wk_contract_outcome whole;
+    char why[400];
+    CHECKF(wk_contract_check_flush(&wk_contract_eth_frame_enc_ops, wk_contract_eth_frame_enc_flush,
+                                   &f, NULL, src, n, WK_CONTRACT_ALL, &whole, why, sizeof why),
+           "%s: %s", what, why);
+    CHECKF(whole.verdict == WK_DONE && whole.consumed == n, "%s: %s", what,
+           wk_error_name(whole.error.code));
+    if (nflush == 0) {
+        uint64_t bound = wk_eth_snappy_frame_max_size(n);
+        uint8_t *all = malloc(bound ? bound : 1);
+        size_t all_n = 0;
+        wk_contract_hash h;
+        wk_contract_hash_init(&h);
+        CHECK(enc_out(wk_eth_snappy_frame_encode_all(src, n, VIEW(all, bound), &e), &all_n, &e) == WK_OK);
+        wk_contract_hash_add(&h, all, all_n);
+        CHECKF(whole.produced == all_n && whole.output.h == h.h, "%s: %llu bytes, encode_all %zu",
+               what, (unsigned long long)whole.produced, all_n);
+        free(all);
+    }
+    wk_contract_eth_frame_enc_cleanup(&f);
+    wk_eth_snappy_frame_decoder_destroy(f.check);
+    free(sink.p);
+}
+
+static void test_encoder_harness(void)
+{
+    size_t n = 70000;
+    uint8_t *src = malloc(n);
+    fill_text(src, n);
+    encoder_battery(src, 0, NULL, 0, "empty");
+    encoder_battery(src, 8, NULL, 0, "8 bytes");
+    encoder_battery(src, 300, NULL, 0, "300 bytes");
+    static const uint64_t points[] = {0, 1, 1, 17, 100, 299, 300, 5000};
+    encoder_battery(src, 300, points, 7, "300 bytes, flushes");
+    encoder_battery(src, n, NULL, 0, "70000 bytes");
+    static const uint64_t big_points[] = {3, 65536, 65537, 69999, 70000};
+    encoder_battery(src, n, big_points, 5, "70000 bytes, flushes");
+    fill_random(src, n);
+    encoder_battery(src, n, NULL, 0, "70000 random bytes");
+    free(src);
 }
 
 static void test_worked_example(void)
@@ -1357,20 +1461,26 @@ static void test_memory(void)
     uint8_t *src = malloc(n), *wire = malloc(400000), *back = malloc(n);
     fill_text(src, n);
     for (int t = 0; t < 8; t++) {
-        wk_eth_snappy_frame_encoder_reset(enc);
-        size_t wn = 0, ip = 0;
-        for (;;) {
-            wk_in in = {src, min_sz(ip + 1 + rng() % 70000, n), ip};
-            bool fl = in.size == n;
-            wk_result r;
-            do {
-                wk_out o = {wire, min_sz(wn + rng() % 80000, 400000), wn};
-                r = frame_encode_step(enc, &in, &o, fl, &e);
-                wn = o.pos;
-            } while (r == WK_NEED_OUTPUT);
-            ip = in.pos;
-            if (fl) break;
-        }
+        /* encoded through the harness (the encoder reset before the run): random push and view
+         * sizes per round, the last piece written by the flush */
+        wk_contract_eth_sink sink = {0};
+        wk_contract_eth_frame_enc f;
+        wk_contract_eth_frame_enc_setup(&f, NULL);
+        f.e = enc;
+        f.keep_encoder = true;
+        f.sink = &sink;
+        wk_contract_plan plan = {1 + (size_t)(rng() % 70000), NULL, 0, 1 + (size_t)(rng() % 80000),
+                                 t % 2 == 1, false};
+        char why[320];
+        CHECKF(wk_contract_drive_flush(&wk_contract_eth_frame_enc_ops,
+                                       wk_contract_eth_frame_enc_flush, &f, NULL, src, n, &plan,
+                                       NULL, why, sizeof why),
+               "memory round %d: %s", t, why);
+        wk_contract_eth_frame_enc_cleanup(&f);
+        REQUIRE(sink.n <= 400000);
+        memcpy(wire, sink.p, sink.n);
+        size_t wn = sink.n;
+        free(sink.p);
         /* decoded through the harness: random push and view sizes per round */
         buf got = {0};
         bool done;
@@ -1404,12 +1514,14 @@ int main(int argc, char **argv)
     test_handmade();
     test_manifest();
     test_block_peek();
+    test_block_views();
     test_block_elements();
     test_libsnappy_wrap();
     test_grammar_agreement();
     test_block_encode();
     test_validator_agreement();
     test_worked_example();
+    test_encoder_harness();
     test_encoder_policy();
     test_roundtrips();
     test_frame_limits();

@@ -130,10 +130,10 @@ static void check_block(const uint8_t *blk, size_t n, const char *what)
     blocks_checked++;
     wk_error ev;
     uint64_t declared = 0;
-    wk_code v = wk_eth_snappy_block_validate(blk, n, UINT64_MAX, &declared, &ev);
+    wk_code v = wk_eth_snappy_block_validate(LOOK(blk, n), UINT64_MAX, &declared, &ev);
     if (v == WK_OK || v == WK_ERR_SNAPPY_TRUNCATED || v == WK_ERR_SNAPPY_OVERRUN ||
         v == WK_ERR_SNAPPY_BAD_OFFSET || v == WK_ERR_SNAPPY_LENGTH_MISMATCH) {
-        if (wk_eth_snappy_block_peek(blk, n, UINT64_MAX, &declared, NULL, NULL) != WK_OK) return;
+        if (wk_eth_snappy_block_peek(LOOK(blk, n), UINT64_MAX, &declared, NULL, NULL) != WK_OK) return;
     } else {
         return; /* a preamble failure: no decoder runs */
     }
