@@ -60,12 +60,8 @@ wk_iltp_item_decoder *wk_iltp_item_decoder_create(const wk_iltp_item_decoder_par
                                                   wk_error *err)
 {
     wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
-    wk_iltp_item_decoder *d = a.alloc(a.opaque, sizeof *d);
-    if (!d) {
-        wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "item decoder allocation failed");
-        return NULL;
-    }
-    memset(d, 0, sizeof *d);
+    wk_iltp_item_decoder *d = wk_allocator_zalloc(&a, sizeof *d, "item decoder allocation failed", err);
+    if (!d) return NULL;
     d->alloc = a;
     d->form = params ? params->form : WK_ILTP_FORM_ANY;
     d->max_item = params && params->max_item && params->max_item < WK_ILTP_ITEM_CAP

@@ -1138,12 +1138,8 @@ wk_iltp_session *wk_iltp_session_create(const wk_iltp_session_params *p, uint64_
         return NULL;
     }
     wk_allocator a = wk_allocator_or_default(p->allocator);
-    wk_iltp_session *s = a.alloc(a.opaque, sizeof *s);
-    if (!s) {
-        wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "session");
-        return NULL;
-    }
-    memset(s, 0, sizeof *s);
+    wk_iltp_session *s = wk_allocator_zalloc(&a, sizeof *s, "session", err);
+    if (!s) return NULL;
     s->a = a;
     s->p = *p;
     s->p.allocator = &s->a;
