@@ -1184,6 +1184,17 @@ static void mcopy(mstore *to, const mstore *from)
     for (size_t i = 0; i < from->n; i++) add(to, from->b[i].d, from->b[i].n);
 }
 
+/* A fresh side0 of the run's parameters over a copy of its initial store (as a replay begins). */
+static wk_iltp_session *replay_side0(mstore *store, const mstore *initial, const run_opts *o)
+{
+    mcopy(store, initial);
+    wk_iltp_session_params p;
+    params(&p, 0, o->form, o->dec[0], o->enc[0], store);
+    p.budget_round = o->budget_round;
+    wk_error e;
+    return wk_iltp_session_create(&p, 0, &e);
+}
+
 static void sr_destroy(void *obj, void *ctx)
 {
     (void)ctx;
@@ -1197,12 +1208,7 @@ static bool sr_reset(void *obj, void *ctx)
 {
     sreplay *r = obj;
     sr_destroy(obj, ctx);
-    mcopy(&r->store, &r->initial);
-    wk_iltp_session_params p;
-    params(&p, 0, r->o->form, r->o->dec[0], r->o->enc[0], &r->store);
-    p.budget_round = r->o->budget_round;
-    wk_error e;
-    r->s = wk_iltp_session_create(&p, 0, &e);
+    r->s = replay_side0(&r->store, &r->initial, r->o);
     r->rx_n = 0;
     r->rx_open = false;
     r->tx_in = (wk_in){NULL, 0, 0};
@@ -1448,13 +1454,13 @@ static void mirror_feed(mirror *m, wk_iltp_encoding enc, const uint8_t *p, size_
 
 typedef struct ssend {
     const run_opts *o;
-    mstore initial, store;  /* side0's store before the run; the replaying session's */
+    mstore initial;         /* side0's store before the run */
     size_t want;            /* Blobs at the end of a clean run */
     uint64_t want_blobs_out; /* responses side0 sent in the live run (with the empty ones) */
     mirror live_items;      /* the live run's side0 output, decoded */
     bool live;              /* the input is the live run's data */
     bool same_bytes;        /* ... and a clean run writes out0 exactly */
-    wk_iltp_session *s;
+    end me;                 /* the replaying side0: its session, store and received Blob */
     mirror m;               /* this run's output, decoded */
     size_t fed, seg;        /* transcript bytes recv consumed; segments released to it */
     uint64_t consumed;
@@ -1465,8 +1471,6 @@ typedef struct ssend {
     uint64_t rep_off;
     bool stalled;           /* the replay could not go on (a test failure, kept as an error) */
     wk_error stall;
-    uint8_t *rx;            /* a Blob received from the peer */
-    size_t rx_n, rx_cap;
 } ssend;
 
 static uint64_t rd_start(size_t k)
@@ -1491,34 +1495,29 @@ static void ss_destroy(void *obj, void *ctx)
 {
     (void)ctx;
     ssend *r = obj;
-    wk_iltp_session_destroy(r->s);
-    r->s = NULL;
+    wk_iltp_session_destroy(r->me.s);
+    r->me.s = NULL;
     wk_iltp_reader_destroy(r->m.rd);
     r->m.rd = NULL;
-    mfree(&r->store);
+    mfree(&r->me.store);
 }
 
 static bool ss_reset(void *obj, void *ctx)
 {
     ssend *r = obj;
     ss_destroy(obj, ctx);
-    mcopy(&r->store, &r->initial);
-    wk_iltp_session_params p;
-    params(&p, 0, r->o->form, r->o->dec[0], r->o->enc[0], &r->store);
-    p.budget_round = r->o->budget_round;
-    wk_error e;
-    r->s = wk_iltp_session_create(&p, 0, &e);
+    r->me.s = replay_side0(&r->me.store, &r->initial, r->o);
     mirror_open(&r->m, r->o->form);
     r->fed = r->seg = 0;
     r->consumed = 0;
     r->closing = r->reported = r->window_left = r->stalled = false;
     r->cur = SIZE_MAX;
-    r->rx_n = 0;
-    return r->s != NULL && !r->m.failed;
+    return r->me.s != NULL && !r->m.failed;
 }
 
-/* The recorded peer goes on: recv gets the transcript released so far. WK_NEED_INPUT when it
- * read all of it, WK_NEED_OUTPUT when it paused for output, or WK_ERROR. */
+/* The recorded peer goes on: recv gets the transcript released so far (end_recv stores and
+ * confirms what it receives). WK_NEED_INPUT when it read all of it, WK_NEED_OUTPUT when it paused
+ * for output, or WK_ERROR. */
 static wk_result ss_feed(ssend *r, wk_error *err)
 {
     while (r->seg < rec_segs && rec_seg_v[r->seg].mark <= r->m.items) r->seg++;
@@ -1526,37 +1525,10 @@ static wk_result ss_feed(ssend *r, wk_error *err)
     if (!r->closing && limit > rec_close_at) limit = (size_t)rec_close_at;
     if (r->fed >= limit) return WK_NEED_INPUT;
     wk_in in = {rec, limit, r->fed};
-    for (;;) {
-        wk_result x = wk_iltp_session_recv(r->s, &in, NULL, err);
-        r->fed = in.pos;
-        if (x != WK_EVENT) return x;
-        const wk_iltp_session_event *ev = wk_iltp_session_event_get(r->s);
-        switch (ev->kind) {
-        case WK_ILTP_SESSION_BLOB_BEGIN:
-            if (ev->length > r->rx_cap) {
-                r->rx_cap = (size_t)ev->length;
-                r->rx = xrealloc(r->rx, r->rx_cap);
-            }
-            r->rx_n = 0;
-            break;
-        case WK_ILTP_SESSION_BLOB_DATA:
-            CHECK(ev->offset == r->rx_n && r->rx_n + ev->len <= r->rx_cap);
-            memcpy(r->rx + r->rx_n, ev->data, ev->len);
-            r->rx_n += ev->len;
-            break;
-        case WK_ILTP_SESSION_BLOB_END: {
-            uint8_t h[32];
-            wk_iltp_blob_hash(r->rx, r->rx_n, h);
-            CHECK(memcmp(h, ev->hash, 32) == 0 && r->rx_n == ev->length);
-            add(&r->store, r->rx, r->rx_n);
-            if (wk_iltp_session_blob_stored(r->s, ev->hash, NULL, err) != WK_OK) return WK_ERROR;
-            break;
-        }
-        default:
-            CHECKF(0, "a %d event from recv", (int)ev->kind);
-            break;
-        }
-    }
+    wk_result x = end_recv(&r->me, &in);
+    r->fed = in.pos;
+    if (x == WK_ERROR) *err = r->me.err;
+    return x;
 }
 
 static wk_result ss_step(void *obj, wk_in *in, wk_out *out, wk_error *err)
@@ -1571,14 +1543,14 @@ static wk_result ss_step(void *obj, wk_in *in, wk_out *out, wk_error *err)
         if (r->cur != SIZE_MAX) left = (size_t)(rd_start(r->cur) + rd_log[r->cur].len - r->consumed);
         wk_in win = {in->src, in->pos + (avail < left ? avail : left), in->pos};
         size_t o0 = out->pos;
-        wk_result x = wk_iltp_session_send(r->s, &win, out, err);
+        wk_result x = wk_iltp_session_send(r->me.s, &win, out, err);
         wk_iltp_session_stats st;
-        wk_iltp_session_stats_get(r->s, &st);
+        wk_iltp_session_stats_get(r->me.s, &st);
         mirror_feed(&r->m, st.enc_out, out->dst + o0, out->pos - o0);
         r->consumed += win.pos - in->pos;
         in->pos = win.pos;
         if (x == WK_EVENT) {
-            const wk_iltp_session_event *ev = wk_iltp_session_event_get(r->s);
+            const wk_iltp_session_event *ev = wk_iltp_session_event_get(r->me.s);
             r->window_left = win.pos < win.size;
             size_t k = rd_at(r->consumed);
             if (ev->kind == WK_ILTP_SESSION_BLOB_READ && k != SIZE_MAX && memcmp(ev->hash, rd_log[k].h, 32) == 0)
@@ -1596,15 +1568,15 @@ static wk_result ss_step(void *obj, wk_in *in, wk_out *out, wk_error *err)
         wk_result f = ss_feed(r, err);
         if (f == WK_ERROR) return WK_ERROR;
         if (f == WK_NEED_OUTPUT || r->fed != fed0) continue;
-        if (!r->closing && r->fed == rec_close_at && wk_iltp_session_state_get(r->s) == WK_ILTP_SESSION_FIXED_POINT) {
-            if (wk_iltp_session_close(r->s, err) != WK_OK) return WK_ERROR;
+        if (!r->closing && r->fed == rec_close_at && wk_iltp_session_state_get(r->me.s) == WK_ILTP_SESSION_FIXED_POINT) {
+            if (wk_iltp_session_close(r->me.s, err) != WK_OK) return WK_ERROR;
             r->closing = true;
             continue;
         }
-        if (r->fed == rec_n && wk_iltp_session_closed_locally(r->s)) return WK_DONE;
+        if (r->fed == rec_n && wk_iltp_session_closed_locally(r->me.s)) return WK_DONE;
         r->stalled = true;
         wk_error_set(&r->stall, WK_ERR_STATE, WK_NO_OFFSET, "the replay stalled in %s at %zu of %zu transcript bytes",
-                     wk_iltp_session_state_name(wk_iltp_session_state_get(r->s)), r->fed, rec_n);
+                     wk_iltp_session_state_name(wk_iltp_session_state_get(r->me.s)), r->fed, rec_n);
         *err = r->stall;
         return WK_ERROR;
     }
@@ -1619,13 +1591,13 @@ static wk_result ss_finish(void *obj, const wk_in *rest, wk_error *err)
         return WK_ERROR;
     }
     wk_in peer_rest = {rec, rec_n, r->fed};
-    return wk_iltp_session_finish(r->s, &peer_rest, err);
+    return wk_iltp_session_finish(r->me.s, &peer_rest, err);
 }
 
 static bool ss_event(wk_contract *c, void *obj)
 {
     ssend *r = obj;
-    const wk_iltp_session_event *ev = wk_iltp_session_event_get(r->s);
+    const wk_iltp_session_event *ev = wk_iltp_session_event_get(r->me.s);
     if (ev->kind != WK_ILTP_SESSION_BLOB_READ) return wk_contract_fail(c, "a %d event from send", (int)ev->kind);
     if (c->push_offset + c->push->pos != r->consumed)
         return wk_contract_fail(c, "the adapter counted %llu bytes consumed, the harness %llu",
@@ -1649,18 +1621,18 @@ static bool ss_event(wk_contract *c, void *obj)
 static bool ss_end(wk_contract *c, void *obj)
 {
     ssend *r = obj;
-    wk_iltp_session_state st = wk_iltp_session_state_get(r->s);
+    wk_iltp_session_state st = wk_iltp_session_state_get(r->me.s);
     wk_iltp_session_stats ss;
-    wk_iltp_session_stats_get(r->s, &ss);
+    wk_iltp_session_stats_get(r->me.s, &ss);
     if (ss.data_out != r->consumed)
         return wk_contract_fail(c, "data_out %llu, %llu bytes consumed", (unsigned long long)ss.data_out,
                                 (unsigned long long)r->consumed);
     if (r->m.failed) return wk_contract_fail(c, "side0's output does not decode");
     if (c->oc.verdict == WK_DONE) {
-        if (st != WK_ILTP_SESSION_CLOSED || r->store.n != r->want || ss.blobs_out != r->want_blobs_out ||
+        if (st != WK_ILTP_SESSION_CLOSED || r->me.store.n != r->want || ss.blobs_out != r->want_blobs_out ||
             r->consumed != c->size)
             return wk_contract_fail(c, "a clean end in state %s with %zu Blobs (want %zu), %llu sent (want %llu), "
-                                    "%llu of %zu data bytes", wk_iltp_session_state_name(st), r->store.n, r->want,
+                                    "%llu of %zu data bytes", wk_iltp_session_state_name(st), r->me.store.n, r->want,
                                     (unsigned long long)ss.blobs_out, (unsigned long long)r->want_blobs_out,
                                     (unsigned long long)r->consumed, c->size);
         if (r->live && (r->m.items != r->live_items.items || r->m.h.h != r->live_items.h.h))
@@ -1678,7 +1650,7 @@ static bool ss_end(wk_contract *c, void *obj)
         return wk_contract_fail(c, "an error in state %s", wk_iltp_session_state_name(st));
     }
     wk_contract_record_u64(c, (uint64_t)st);
-    wk_contract_record_u64(c, r->store.n);
+    wk_contract_record_u64(c, r->me.store.n);
     wk_contract_record_u64(c, ss.blobs_out);
     wk_contract_record_u64(c, r->m.items);
     wk_contract_record_u64(c, r->m.h.h);
@@ -1690,7 +1662,7 @@ static unsigned ss_scratch(void *obj)
 {
     ssend *r = obj;
     wk_iltp_session_stats st;
-    wk_iltp_session_stats_get(r->s, &st);
+    wk_iltp_session_stats_get(r->me.s, &st);
     return st.enc_out == WK_ILTP_ZSTD20C ? WK_CONTRACT_SCRATCH_ALWAYS : WK_CONTRACT_SCRATCH_NONE;
 }
 
@@ -1778,7 +1750,7 @@ static void test_contract_send(void)
         ss_destroy(&r, NULL);
         wk_iltp_reader_destroy(r.live_items.rd);
         mfree(&r.initial);
-        free(r.rx);
+        free(r.me.rx);
         cleanup(e);
     }
     rec_free();
