@@ -214,7 +214,8 @@ static int read_preface_file(const char *path, uint8_t **buf, wk_iltp_preface *p
     fclose(f);
     if (!*buf) return wk_cli_usage("cannot read '%s'%s", path, too_long ? " (over 1 MiB)" : "");
     wk_error err;
-    wk_result r = wk_iltp_preface_parse(*buf, len, WK_ILTP_FORM_0_13, p, &err);
+    wk_in in = {*buf, len, 0};
+    wk_result r = wk_iltp_preface_parse(&in, WK_ILTP_FORM_0_13, p, &err);
     if (r == WK_NEED_INPUT) {
         wk_error_set(&err, WK_ERR_ILTP_TRUNCATED, len, "%s: input ended inside the preface", label);
         return wk_cli_fail(&err);

@@ -140,7 +140,8 @@ int wk_cli_iltp_demo(int argc, char **argv)
         if (wk_iltp_preface_encode(WK_ILTP_FORM_0_13, nonce, ep[k].decode, ep[k].encode, &po, &err) != WK_DONE)
             return wk_cli_fail(&err);
         plen[k] = po.pos;
-        if (wk_iltp_preface_parse(pre[k], plen[k], WK_ILTP_FORM_0_13, &pf[k], &err) != WK_DONE)
+        wk_in pin = {pre[k], plen[k], 0};
+        if (wk_iltp_preface_parse(&pin, WK_ILTP_FORM_0_13, &pf[k], &err) != WK_DONE)
             return wk_cli_fail(&err);
         printf("%s preface: %zu bytes, Decode: %s, Encode: %s\n", ep[k].name, plen[k], ep[k].decode,
                ep[k].encode);

@@ -84,7 +84,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         wk_error err;
         wk_error_clear(&err);
         memset(&pf[f], 0, sizeof pf[f]);
-        res[f] = wk_iltp_preface_parse(data, size, forms[f], &pf[f], &err);
+        wk_in in = {data, size, 0};
+        res[f] = wk_iltp_preface_parse(&in, forms[f], &pf[f], &err);
+        CHECK(in.pos == (res[f] == WK_DONE ? pf[f].len : 0)); /* DONE moves past it, else untouched */
         codes[f] = err.code;
         switch (res[f]) {
         case WK_DONE:
@@ -116,7 +118,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t k = 0; k < pf[0].len; k++) {
             wk_iltp_preface q;
             wk_error err;
-            wk_result r = wk_iltp_preface_parse(data, k, WK_ILTP_FORM_ANY, &q, &err);
+            wk_in in = {data, k, 0};
+            wk_result r = wk_iltp_preface_parse(&in, WK_ILTP_FORM_ANY, &q, &err);
             if (r != WK_NEED_INPUT) {
                 fprintf(stderr, "prefix of %zu bytes (of %zu): result %d %s\n", k, pf[0].len,
                         (int)r, r == WK_ERROR ? err.msg : "");

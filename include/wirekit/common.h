@@ -325,6 +325,10 @@ typedef struct wk_alloc_counter {
 wk_allocator wk_counting_allocator(wk_alloc_counter *counter);
 /* *a when it names both functions, else an allocator over malloc/free. */
 wk_allocator wk_allocator_or_default(const wk_allocator *a);
+/* size bytes from a (as wk_allocator_or_default resolves it: NULL = malloc/free), zeroed; free
+ * them through the same allocator. NULL when the allocation fails, with *err (may be NULL) set to
+ * WK_ERR_NOMEM and the message `what` (the object that could not be made). */
+void *wk_allocator_zalloc(const wk_allocator *a, size_t size, const char *what, wk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
  * BLAKE3 (hash, keyed hash, derive key, extended output). Written here: no Debian package ships

@@ -129,12 +129,13 @@ typedef struct wk_iltp_preface {
     size_t len;           /* bytes the preface occupies */
 } wk_iltp_preface;
 
-/* Parses one preface at the start of data[0..len). `form` is the form this endpoint is
- * configured for (WK_ILTP_FORM_ANY accepts both); a preface of another form is
- * ILTP_ERR_VERSION. Returns WK_DONE with *p filled (offers borrow from data), WK_NEED_INPUT if
- * data is a proper prefix of a possibly valid preface, or WK_ERROR with *err (offset into data). */
-wk_result wk_iltp_preface_parse(const uint8_t *data, size_t len, wk_iltp_form form,
-                                wk_iltp_preface *p, wk_error *err);
+/* Parses one preface at the unread bytes of *in (a whole-message call: docs/architecture.md).
+ * `form` is the form this endpoint is configured for (WK_ILTP_FORM_ANY accepts both); a preface of
+ * another form is ILTP_ERR_VERSION. Returns WK_DONE with *p filled (offers borrow from in->src)
+ * and in->pos moved past the preface (p->len bytes; what follows is left unread), WK_NEED_INPUT
+ * with in untouched if the unread bytes are a proper prefix of a possibly valid preface, or
+ * WK_ERROR with in untouched and *err (offset from the preface's first byte, in->src + in->pos). */
+wk_result wk_iltp_preface_parse(wk_in *in, wk_iltp_form form, wk_iltp_preface *p, wk_error *err);
 /* The two prefaces of a session pair must carry different nonces: WK_OK, or ILTP_ERR_SAME_NONCE
  * (PeerProtocol: an equal independently crossed pair). */
 wk_code wk_iltp_nonce_pair_check(const uint8_t a[WK_ILTP_NONCE_LEN], const uint8_t b[WK_ILTP_NONCE_LEN],
@@ -454,8 +455,13 @@ wk_result wk_iltp_facts_encode(const wk_iltp_fact *rows, size_t n, wk_out *out, 
 #define WK_ILTP_REF_LEN 48
 /* Writes the reference of the given type and hash into out (WK_ILTP_REF_LEN bytes, no NUL). */
 void wk_iltp_ref_format(char type, const uint8_t hash[32], char out[WK_ILTP_REF_LEN]);
-/* True when p[0..n) is exactly a reference of the given type (canonical B64A): *hash gets it. */
-bool wk_iltp_ref_parse(const uint8_t *p, size_t n, char type, uint8_t hash[32]);
+/* Reads one reference of the given type (canonical B64A) at the unread bytes of *in (a
+ * whole-message call): WK_DONE with *hash and in->pos moved past its WK_ILTP_REF_LEN bytes (what
+ * follows is left unread: a caller that wants the reference alone checks in->pos == in->size), or
+ * WK_ERROR with in untouched and ILTP_ERR_RECORD, the offset (from the reference's first byte) of
+ * the first byte that is not the reference's or, for fewer than WK_ILTP_REF_LEN bytes, of where
+ * they end. */
+wk_result wk_iltp_ref_parse(wk_in *in, char type, uint8_t hash[32], wk_error *err);
 
 /* A Blob's content begins with "Data-Length: N\n\n" (N canonical decimal), then the N data bytes;
  * its hash is BLAKE3 of the whole content. */

@@ -11,9 +11,7 @@
 static inline void *colloq_alloc(const wk_allocator *a, size_t n) { return a->alloc(a->opaque, n ? n : 1); }
 static inline void *colloq_zalloc(const wk_allocator *a, size_t n)
 {
-    void *p = colloq_alloc(a, n);
-    if (p) memset(p, 0, n ? n : 1);
-    return p;
+    return wk_allocator_zalloc(a, n ? n : 1, NULL, NULL);
 }
 static inline void colloq_free(const wk_allocator *a, void *p)
 {

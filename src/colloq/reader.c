@@ -39,7 +39,7 @@ wk_colloq_reader *wk_colloq_reader_create(const wk_colloq_reader_params *params,
     wk_colloq_decoder_params dp = {plan, params->wire, params->allocator};
     wk_colloq_decoder *dec = wk_colloq_decoder_create(&dp, err);
     if (!dec) return NULL;
-    wk_colloq_reader *r = colloq_alloc(&a, sizeof *r);
+    wk_colloq_reader *r = colloq_zalloc(&a, sizeof *r);
     /* the longest frame the decoder waits for: header varints and the largest payload (binary),
      * or the longest line and its '\n' (JSON) */
     size_t cap = params->wire == WK_COLLOQ_WIRE_BINARY
@@ -52,7 +52,6 @@ wk_colloq_reader *wk_colloq_reader_create(const wk_colloq_reader_params *params,
         wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "out of memory for a reader");
         return NULL;
     }
-    memset(r, 0, sizeof *r);
     r->a = a;
     r->plan = plan;
     r->sender = params->sender;

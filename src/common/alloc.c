@@ -55,3 +55,15 @@ wk_allocator wk_allocator_or_default(const wk_allocator *a)
     wk_allocator d = {std_alloc, std_free, NULL};
     return d;
 }
+
+void *wk_allocator_zalloc(const wk_allocator *a, size_t size, const char *what, wk_error *err)
+{
+    wk_allocator d = wk_allocator_or_default(a);
+    void *p = d.alloc(d.opaque, size);
+    if (!p) {
+        wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "%s", what ? what : "allocation failed");
+        return NULL;
+    }
+    memset(p, 0, size);
+    return p;
+}

@@ -384,12 +384,8 @@ static ssize_t rd_send(const uint8_t *data, size_t len, int flags, void *ud)
 wk_ws_reader *wk_ws_reader_create(const wk_ws_reader_params *p, wk_error *err)
 {
     wk_allocator a = wk_allocator_or_default(p->allocator);
-    wk_ws_reader *r = a.alloc(a.opaque, sizeof *r);
-    if (!r) {
-        wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "WebSocket reader");
-        return NULL;
-    }
-    memset(r, 0, sizeof *r);
+    wk_ws_reader *r = wk_allocator_zalloc(&a, sizeof *r, "WebSocket reader", err);
+    if (!r) return NULL;
     r->a = a;
     r->server = p->server;
     r->max_message = p->max_message ? p->max_message : WK_WS_DEFAULT_MAX_MESSAGE;
@@ -643,12 +639,8 @@ static ssize_t wr_recv(uint8_t *buf, size_t len, int flags, void *ud)
 wk_ws_writer *wk_ws_writer_create(bool mask, const wk_allocator *allocator, wk_error *err)
 {
     wk_allocator a = wk_allocator_or_default(allocator);
-    wk_ws_writer *w = a.alloc(a.opaque, sizeof *w);
-    if (!w) {
-        wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "WebSocket writer");
-        return NULL;
-    }
-    memset(w, 0, sizeof *w);
+    wk_ws_writer *w = wk_allocator_zalloc(&a, sizeof *w, "WebSocket writer", err);
+    if (!w) return NULL;
     w->a = a;
     w->mask = mask;
     struct wslay_frame_callbacks cb = {wr_send, wr_recv, genmask};

@@ -60,12 +60,8 @@ wk_iltp_item_decoder *wk_iltp_item_decoder_create(const wk_iltp_item_decoder_par
                                                   wk_error *err)
 {
     wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
-    wk_iltp_item_decoder *d = a.alloc(a.opaque, sizeof *d);
-    if (!d) {
-        wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "item decoder allocation failed");
-        return NULL;
-    }
-    memset(d, 0, sizeof *d);
+    wk_iltp_item_decoder *d = wk_allocator_zalloc(&a, sizeof *d, "item decoder allocation failed", err);
+    if (!d) return NULL;
     d->alloc = a;
     d->form = params ? params->form : WK_ILTP_FORM_ANY;
     d->max_item = params && params->max_item && params->max_item < WK_ILTP_ITEM_CAP
@@ -339,7 +335,8 @@ static wk_result record_line(wk_iltp_item_decoder *d, wk_error *err)
                         d->expect == 'B' ? (d->operand ? "an operand must be a Blob" : "a Plex must contain a Blob")
                                          : "unexpected record type");
         }
-        if (!wk_iltp_ref_parse(l + GLYPH_TYPE_AT, n - GLYPH_TYPE_AT, t, d->hash[d->levels]))
+        wk_in ref = {l + GLYPH_TYPE_AT, n - GLYPH_TYPE_AT, 0};
+        if (wk_iltp_ref_parse(&ref, t, d->hash[d->levels], NULL) != WK_DONE || ref.pos != ref.size)
             return fail(d, err, WK_ERR_ILTP_RECORD, at + GLYPH_TYPE_AT, "glyph line is not X.<B64A hash>.H3");
         d->glyph_end[d->levels] = d->len;
         if (d->levels == 0) d->outer = t;
@@ -349,11 +346,14 @@ static wk_result record_line(wk_iltp_item_decoder *d, wk_error *err)
         else { d->rstage = RS_DLEN; wk_blake3_init(&d->h); }
         break;
     }
-    case RS_BY:
-        if (n < 4 || memcmp(l, "By: ", 4) != 0 || !wk_iltp_ref_parse(l + 4, n - 4, 'V', d->by))
+    case RS_BY: {
+        wk_in ref = {l + 4, n < 4 ? 0 : n - 4, 0};
+        if (n < 4 || memcmp(l, "By: ", 4) != 0 || wk_iltp_ref_parse(&ref, 'V', d->by, NULL) != WK_DONE ||
+            ref.pos != ref.size)
             return fail(d, err, WK_ERR_ILTP_RECORD, at, "expected 'By: V.<hash>.H3'");
         d->rstage = RS_MARK;
         break;
+    }
     case RS_MARK:
         if (n < 7 || memcmp(l, "Mark: ", 6) != 0 || !value_ok(l + 6, n - 6))
             return fail(d, err, WK_ERR_ILTP_RECORD, at, "expected 'Mark: <value>'");
@@ -526,7 +526,8 @@ wk_result wk_iltp_item_decoder_step(wk_iltp_item_decoder *d, wk_in *in, wk_iltp_
             bound(d, &n, &lf, d->max_item, WK_ERR_ILTP_ITEM_TOO_LARGE, "item over the item cap", &v);
             if (n && append(d, in, n, err) != WK_DONE) return WK_ERROR;
             wk_error e;
-            wk_result r = wk_iltp_preface_parse(d->buf, d->len, d->form, &item->preface, &e);
+            wk_in pin = {d->buf, d->len, 0};
+            wk_result r = wk_iltp_preface_parse(&pin, d->form, &item->preface, &e);
             if (r == WK_ERROR) {
                 d->state = I_FAILED;
                 d->failure = e;

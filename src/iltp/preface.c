@@ -42,8 +42,9 @@ static wk_result parse_nonce(const uint8_t *data, size_t off, size_t n, uint8_t 
 /* Checks that a not-yet-terminated line is still a possible field line. */
 static bool has_cr(const uint8_t *p, size_t n) { return memchr(p, '\r', n) != NULL; }
 
-wk_result wk_iltp_preface_parse(const uint8_t *data, size_t len, wk_iltp_form form,
-                                wk_iltp_preface *p, wk_error *err)
+/* The parser over data[0..len): offsets from data[0]; on WK_DONE p->len bytes are the preface. */
+static wk_result preface_parse(const uint8_t *data, size_t len, wk_iltp_form form, wk_iltp_preface *p,
+                               wk_error *err)
 {
     size_t lead = len < LEAD_LEN ? len : LEAD_LEN;
     for (size_t i = 0; i < lead; i++)
@@ -237,4 +238,16 @@ wk_code wk_iltp_nonce_pair_check(const uint8_t a[WK_ILTP_NONCE_LEN], const uint8
 {
     if (memcmp(a, b, WK_ILTP_NONCE_LEN) != 0) return WK_OK;
     return wk_error_set(err, WK_ERR_ILTP_SAME_NONCE, WK_NO_OFFSET, "both prefaces of the pair carry the same nonce");
+}
+
+wk_result wk_iltp_preface_parse(wk_in *in, wk_iltp_form form, wk_iltp_preface *p, wk_error *err)
+{
+    if (!in || in->pos > in->size || (!in->src && in->size)) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "preface_parse: an invalid input view");
+        return WK_ERROR;
+    }
+    const uint8_t *data = in->src ? in->src + in->pos : NULL;
+    wk_result r = preface_parse(data, in->size - in->pos, form, p, err);
+    if (r == WK_DONE) in->pos += p->len;
+    return r;
 }

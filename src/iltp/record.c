@@ -20,12 +20,34 @@ void wk_iltp_ref_format(char type, const uint8_t hash[32], char out[WK_ILTP_REF_
     memcpy(out + REF_HASH_AT + WK_ILTP_NONCE_TEXT_LEN, REF_TAIL, sizeof REF_TAIL - 1);
 }
 
-bool wk_iltp_ref_parse(const uint8_t *p, size_t n, char type, uint8_t hash[32])
+wk_result wk_iltp_ref_parse(wk_in *in, char type, uint8_t hash[32], wk_error *err)
 {
+    if (!in || in->pos > in->size || (!in->src && in->size)) {
+        wk_error_set(err, WK_ERR_ARG, WK_NO_OFFSET, "ref_parse: an invalid input view");
+        return WK_ERROR;
+    }
+    const uint8_t *p = in->src ? in->src + in->pos : NULL;
+    size_t n = in->size - in->pos, tail = REF_HASH_AT + WK_ILTP_NONCE_TEXT_LEN;
+    /* in byte order: the type, the dot, the hash text, the tail, then the length */
+    if (n > 0 && p[0] != (uint8_t)type)
+        return wk_error_set(err, WK_ERR_ILTP_RECORD, 0, "not a %c. reference", type), WK_ERROR;
+    if (n > 1 && p[1] != '.') return wk_error_set(err, WK_ERR_ILTP_RECORD, 1, "expected '.' after the type"), WK_ERROR;
+    for (size_t i = 0; i < sizeof REF_TAIL - 1 && tail + i < n; i++)
+        if (p[tail + i] != (uint8_t)REF_TAIL[i])
+            return wk_error_set(err, WK_ERR_ILTP_RECORD, tail + i, "a reference ends with .H3"), WK_ERROR;
+    if (n < WK_ILTP_REF_LEN)
+        return wk_error_set(err, WK_ERR_ILTP_RECORD, n, "a reference is %d bytes", WK_ILTP_REF_LEN), WK_ERROR;
     size_t got;
-    return n == WK_ILTP_REF_LEN && p[0] == (uint8_t)type && p[1] == '.' &&
-           memcmp(p + REF_HASH_AT + WK_ILTP_NONCE_TEXT_LEN, REF_TAIL, sizeof REF_TAIL - 1) == 0 &&
-           wk_b64a_decode((const char *)p + REF_HASH_AT, WK_ILTP_NONCE_TEXT_LEN, hash, 32, &got, NULL) == WK_OK;
+    uint8_t h[32];
+    wk_error e;
+    if (wk_b64a_decode((const char *)p + REF_HASH_AT, WK_ILTP_NONCE_TEXT_LEN, h, 32, &got, &e) != WK_OK) {
+        wk_error_set(err, WK_ERR_ILTP_RECORD, REF_HASH_AT + (e.has_offset ? e.offset : 0),
+                     "the reference's hash is not canonical B64A: %s", e.msg);
+        return WK_ERROR;
+    }
+    memcpy(hash, h, 32);
+    in->pos += WK_ILTP_REF_LEN;
+    return WK_DONE;
 }
 
 size_t wk_iltp_blob_content_head_format(uint64_t len, char out[WK_ILTP_BLOB_CONTENT_HEAD_MAX])

@@ -297,7 +297,11 @@ static wk_code queue_ctl(wk_iltp_session *s, const void *bytes, size_t len, wk_e
 static void ref_text(const uint8_t h[32], char out[WK_ILTP_REF_LEN]) { wk_iltp_ref_format('B', h, out); }
 
 /* 'B.<43>.H3' -> hash */
-static bool parse_ref(const uint8_t *a, size_t n, uint8_t h[32]) { return wk_iltp_ref_parse(a, n, 'B', h); }
+static bool parse_ref(const uint8_t *a, size_t n, uint8_t h[32])
+{
+    wk_in in = {a, n, 0};
+    return wk_iltp_ref_parse(&in, 'B', h, NULL) == WK_DONE && in.pos == in.size;
+}
 
 /* The round's fence: the one-row block RoundComplete(). */
 #define FENCE "RoundComplete()\n\n"
@@ -1134,12 +1138,8 @@ wk_iltp_session *wk_iltp_session_create(const wk_iltp_session_params *p, uint64_
         return NULL;
     }
     wk_allocator a = wk_allocator_or_default(p->allocator);
-    wk_iltp_session *s = a.alloc(a.opaque, sizeof *s);
-    if (!s) {
-        wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "session");
-        return NULL;
-    }
-    memset(s, 0, sizeof *s);
+    wk_iltp_session *s = wk_allocator_zalloc(&a, sizeof *s, "session", err);
+    if (!s) return NULL;
     s->a = a;
     s->p = *p;
     s->p.allocator = &s->a;

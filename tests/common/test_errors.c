@@ -102,6 +102,29 @@ static void test_every_code(const char *header)
     CHECKF(named == listed, "the table names %d codes, the header declares %d", named, listed);
 }
 
+/* wk_allocator_zalloc: zeroed bytes through the allocator (NULL: malloc/free); a refusal is
+ * WK_ERR_NOMEM (Integration) with the caller's message. */
+static void test_zalloc(void)
+{
+    wk_error e;
+    unsigned char *p = wk_allocator_zalloc(NULL, 100, "x", &e);
+    REQUIRE(p);
+    int nonzero = 0;
+    for (int i = 0; i < 100; i++) nonzero += p[i] != 0;
+    CHECK(nonzero == 0);
+    free(p);
+    wk_alloc_counter c = {0, 0, 64, 0};
+    wk_allocator a = wk_counting_allocator(&c);
+    p = wk_allocator_zalloc(&a, 64, "x", &e);
+    CHECK(p && c.current == 64 && c.count == 1);
+    wk_error_clear(&e);
+    CHECK(wk_allocator_zalloc(&a, 1, "the thing", &e) == NULL && e.code == WK_ERR_NOMEM &&
+          e.category == WK_CAT_INTEGRATION && !e.has_offset && strcmp(e.msg, "the thing") == 0);
+    CHECK(wk_allocator_zalloc(&a, 1, NULL, NULL) == NULL && c.current == 64);
+    a.free(a.opaque, p);
+    CHECK(c.current == 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -109,6 +132,7 @@ int main(int argc, char **argv)
         return 2;
     }
     test_every_code(argv[1]);
+    test_zalloc();
     wk_error e;
     CHECK(wk_error_set(&e, WK_ERR_ILTP_ZSTD_HEADER, 0, "descriptor %d", 32) == WK_ERR_ILTP_ZSTD_HEADER);
     CHECK(e.category == WK_CAT_PEER_PROTOCOL && e.has_offset && e.offset == 0);

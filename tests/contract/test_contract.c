@@ -37,6 +37,7 @@ enum fault {
     F_FLUSH_RESULT,       /* the flush answers WK_NEED_INPUT */
     F_FLUSH_NOT_STICKY,   /* after the error, the flush answers WK_DONE */
     F_FLUSH_FOREVER,      /* the flush answers NEED_OUTPUT in every view, writing nothing */
+    F_BYTES_BY_PUSH,      /* writes upper-case hex for bytes that came in one-byte pushes */
 };
 
 typedef struct toy {
@@ -49,6 +50,7 @@ typedef struct toy {
     bool new_push;
     bool hold;            /* a writer: the last byte's hex waits for the next byte or the flush */
     bool flushed_once;
+    bool by_one;          /* the last byte came in a one-byte push */
 } toy;
 
 static bool toy_reset(void *obj, void *ctx)
@@ -93,6 +95,7 @@ static wk_result toy_step(void *obj, wk_in *in, wk_out *out, wk_error *err)
             }
             uint8_t d = t->pending == 2 ? t->last >> 4 : t->last & 15;
             out->dst[out->pos++] = (uint8_t)hexd[d];
+            if (t->fault == F_BYTES_BY_PUSH && t->by_one && d > 9) out->dst[out->pos - 1] -= 'a' - 'A';
             t->pending--;
             if ((t->fault == F_SCRIBBLE || t->fault == F_SCRIBBLE_ROOM) && out->pos < out->size)
                 out->dst[out->pos] = 'X';
@@ -111,6 +114,7 @@ static wk_result toy_step(void *obj, wk_in *in, wk_out *out, wk_error *err)
             if (err) *err = t->error;
             return WK_ERROR;
         }
+        t->by_one = in->size == 1;
         in->pos++;
         t->consumed++;
         t->last = b;
@@ -373,6 +377,26 @@ static void test_faults(void)
     }
 }
 
+/* WK_CONTRACT_ANY_BYTES: output bytes that depend on the pushes pass, and only they. */
+static void test_any_bytes(void)
+{
+    static const char in[] = "z!k~";
+    char why[320];
+    toy t;
+    memset(&t, 0, sizeof t);
+    t.fault = F_BYTES_BY_PUSH;
+    CHECK(!wk_contract_check(&toy_ops, &t, NULL, (const uint8_t *)in, 4, WK_CONTRACT_ALL, NULL, why, sizeof why) &&
+          strstr(why, "output 8 vs 8 bytes"));
+    CHECKF(wk_contract_check(&toy_ops, &t, NULL, (const uint8_t *)in, 4, WK_CONTRACT_ALL | WK_CONTRACT_ANY_BYTES,
+                             NULL, why, sizeof why), "%s", why);
+    t.fault = F_SPLIT_DEPENDENT; /* the record still counts */
+    CHECK(!wk_contract_check(&toy_ops, &t, NULL, (const uint8_t *)in, 4, WK_CONTRACT_ALL | WK_CONTRACT_ANY_BYTES,
+                             NULL, why, sizeof why) && strstr(why, "event records differ"));
+    t.fault = F_SCRIBBLE; /* and every rule of a call */
+    CHECK(!wk_contract_check(&toy_ops, &t, NULL, (const uint8_t *)in, 4, WK_CONTRACT_ALL | WK_CONTRACT_ANY_BYTES,
+                             NULL, why, sizeof why) && strstr(why, "past out->pos"));
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Whole-item encoders: writes "item:" + the payload, refuses an empty payload (WK_ERR_ARG)
  * ------------------------------------------------------------------------------------------- */
@@ -461,6 +485,7 @@ int main(void)
     test_good();
     test_faults();
     test_flush();
+    test_any_bytes();
     test_encoder();
     return wk_test_summary("contract");
 }

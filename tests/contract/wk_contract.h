@@ -162,7 +162,11 @@ enum {
                              * 1000, 4096, 65536) */
     WK_CONTRACT_VIEWS = 16, /* objects with output: views of 1 byte behind 0-byte probes (whole and
                              * byte by byte), and of N = 65536 bytes byte by byte */
-    WK_CONTRACT_ALL = 31
+    WK_CONTRACT_ALL = 31,
+    WK_CONTRACT_ANY_BYTES = 32 /* not in ALL: the runs may write different output bytes (an
+                                * object whose output depends on how its input is cut, as it
+                                * documents); everything else of the outcome is still compared,
+                                * and the callbacks should record what the bytes must mean */
 };
 
 /* Runs obj over data[0..n) in every way `what` selects (each push a fresh heap copy). True when

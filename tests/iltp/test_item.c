@@ -695,8 +695,44 @@ static void test_writer_failure_sticky(void)
     }
 }
 
+/* wk_iltp_ref_parse: a whole-message call over a view. */
+static void test_ref(void)
+{
+    uint8_t h[32], got[32];
+    for (int i = 0; i < 32; i++) h[i] = (uint8_t)(i * 37 + 1);
+    char b[64];
+    memcpy(b, "xx", 2);
+    wk_iltp_ref_format('B', h, b + 2);
+    memcpy(b + 2 + WK_ILTP_REF_LEN, "')", 2);
+    wk_error e;
+    wk_in in = {(const uint8_t *)b, 2 + WK_ILTP_REF_LEN + 2, 2};
+    CHECK(wk_iltp_ref_parse(&in, 'B', got, &e) == WK_DONE && in.pos == 2 + WK_ILTP_REF_LEN && memcmp(got, h, 32) == 0);
+    /* refusals leave the view; offsets count from the reference's first byte */
+    static const struct { size_t at; char c; size_t len; char type; size_t off; } bad[] = {
+        {0, 'B', WK_ILTP_REF_LEN, 'P', 0},  /* another type */
+        {1, ':', WK_ILTP_REF_LEN, 'B', 1},
+        {10, '!', WK_ILTP_REF_LEN, 'B', 10}, /* not B64A */
+        {46, 'h', WK_ILTP_REF_LEN, 'B', 46}, /* .h3 */
+        {0, 'B', 20, 'B', 20},               /* short */
+        {0, 'B', 0, 'B', 0},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char c[64];
+        memcpy(c, b + 2, WK_ILTP_REF_LEN);
+        c[bad[i].at] = bad[i].c;
+        in = (wk_in){(const uint8_t *)c, bad[i].len, 0};
+        memset(got, 0, 32);
+        CHECKF(wk_iltp_ref_parse(&in, bad[i].type, got, &e) == WK_ERROR && in.pos == 0 &&
+               e.code == WK_ERR_ILTP_RECORD && e.has_offset && e.offset == bad[i].off,
+               "ref %zu: %s at %llu", i, wk_error_name(e.code), (unsigned long long)e.offset);
+    }
+    in = (wk_in){NULL, 0, 0};
+    CHECK(wk_iltp_ref_parse(&in, 'B', got, &e) == WK_ERROR && e.code == WK_ERR_ILTP_RECORD && in.pos == 0);
+}
+
 int main(void)
 {
+    test_ref();
     test_example_splits();
     test_dispatch_and_facts();
     test_item_cap();

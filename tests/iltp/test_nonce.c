@@ -296,7 +296,8 @@ static void test_b64a(void)
         size_t plen = po.pos;
         CHECK(plen == 59);
         wk_iltp_preface p;
-        CHECK(wk_iltp_preface_parse(pre, plen, WK_ILTP_FORM_1_0, &p, &err) == WK_DONE);
+        wk_in in = {pre, plen, 0};
+        CHECK(wk_iltp_preface_parse(&in, WK_ILTP_FORM_1_0, &p, &err) == WK_DONE && in.pos == plen);
         CHECK_MEM(p.nonce, nonce, 32);
         CHECK(memcmp(pre + 6 + 9, text, 43) == 0); /* lead, "iltp/1.0 ", nonce */
     }

@@ -114,9 +114,19 @@ static void test_selection(void)
 
 static const char *NONCE = "svyLzSM7ffc91i~XDbkMnuOsdjsw_6GrXpTSckqHlpO";
 
+/* The first k bytes of s through wk_iltp_preface_parse: DONE moves the view past the preface,
+ * anything else leaves it untouched. */
+static wk_result parse_n(const char *s, size_t k, wk_iltp_form form, wk_iltp_preface *p, wk_error *e)
+{
+    wk_in in = {(const uint8_t *)s, k, 0};
+    wk_result r = wk_iltp_preface_parse(&in, form, p, e);
+    CHECK(in.src == (const uint8_t *)s && in.size == k && in.pos == (r == WK_DONE ? p->len : 0));
+    return r;
+}
+
 static wk_result parse(const char *s, wk_iltp_form form, wk_iltp_preface *p, wk_error *e)
 {
-    return wk_iltp_preface_parse((const uint8_t *)s, strlen(s), form, p, e);
+    return parse_n(s, strlen(s), form, p, e);
 }
 
 static void test_preface_0_13(void)
@@ -133,7 +143,7 @@ static void test_preface_0_13(void)
     /* every proper prefix needs more input */
     size_t full = strlen(s);
     for (size_t k = 0; k < full; k++)
-        CHECK(wk_iltp_preface_parse((const uint8_t *)s, k, WK_ILTP_FORM_0_13, &p, &e) == WK_NEED_INPUT);
+        CHECK(parse_n(s, k, WK_ILTP_FORM_0_13, &p, &e) == WK_NEED_INPUT);
     /* format reproduces it byte for byte */
     uint8_t nonce[32], out[1024];
     size_t nl;
@@ -197,7 +207,7 @@ static void test_preface_0_13(void)
     snprintf(s + n, sizeof s - (size_t)n, "\n\n");
     CHECK(parse(s, WK_ILTP_FORM_0_13, &p, &e) == WK_ERROR && e.code == WK_ERR_ILTP_PREFACE_TOO_LONG);
     /* and an unterminated one is refused at the cap, not buffered forever */
-    CHECK(wk_iltp_preface_parse((const uint8_t *)s, 1030, WK_ILTP_FORM_0_13, &p, &e) == WK_ERROR &&
+    CHECK(parse_n(s, 1030, WK_ILTP_FORM_0_13, &p, &e) == WK_ERROR &&
           e.code == WK_ERR_ILTP_PREFACE_TOO_LONG);
 }
 
@@ -211,7 +221,7 @@ static void test_preface_1_0(void)
     CHECK(parse(s, WK_ILTP_FORM_1_0, &p, &e) == WK_DONE && p.len == 59 && p.form == WK_ILTP_FORM_1_0);
     CHECK(p.decode.len == 0 && p.encode.len == 0);
     for (size_t k = 0; k < 59; k++)
-        CHECK(wk_iltp_preface_parse((const uint8_t *)s, k, WK_ILTP_FORM_1_0, &p, &e) == WK_NEED_INPUT);
+        CHECK(parse_n(s, k, WK_ILTP_FORM_1_0, &p, &e) == WK_NEED_INPUT);
     CHECK(parse(s, WK_ILTP_FORM_0_13, &p, &e) == WK_ERROR && e.code == WK_ERR_ILTP_VERSION);
     uint8_t nonce[32], out[100];
     size_t nl;
@@ -245,6 +255,30 @@ static void test_pair(void)
     CHECK(wk_iltp_nonce_pair_check(a, b, &e) == WK_OK);
 }
 
+/* The whole-message shape: the preface is read at in->pos among other bytes; DONE moves past it
+ * and leaves what follows, NEED_INPUT and ERROR leave the view, offsets count from its first byte. */
+static void test_preface_view(void)
+{
+    char s[256];
+    int lead = snprintf(s, sizeof s, "junk");
+    int n = lead + snprintf(s + lead, sizeof s - (size_t)lead, "\xF0\x9F\xAA\xA2: iltp/1.0 %s\nNEXT", NONCE);
+    wk_iltp_preface p;
+    wk_error e;
+    wk_in in = {(const uint8_t *)s, (size_t)n, (size_t)lead};
+    CHECK(wk_iltp_preface_parse(&in, WK_ILTP_FORM_ANY, &p, &e) == WK_DONE && p.len == 59 &&
+          in.pos == (size_t)lead + 59 && memcmp(s + in.pos, "NEXT", 4) == 0);
+    in = (wk_in){(const uint8_t *)s, (size_t)lead + 30, (size_t)lead};
+    CHECK(wk_iltp_preface_parse(&in, WK_ILTP_FORM_ANY, &p, &e) == WK_NEED_INPUT && in.pos == (size_t)lead);
+    s[lead + 20] = '!'; /* inside the nonce: offset 20 of the preface, not of the buffer */
+    in = (wk_in){(const uint8_t *)s, (size_t)n, (size_t)lead};
+    CHECK(wk_iltp_preface_parse(&in, WK_ILTP_FORM_ANY, &p, &e) == WK_ERROR && in.pos == (size_t)lead &&
+          e.code == WK_ERR_ILTP_NONCE && e.has_offset && e.offset == 20);
+    in = (wk_in){NULL, 0, 0};
+    CHECK(wk_iltp_preface_parse(&in, WK_ILTP_FORM_ANY, &p, &e) == WK_NEED_INPUT && in.pos == 0);
+    in = (wk_in){(const uint8_t *)s, 3, 4};
+    CHECK(wk_iltp_preface_parse(&in, WK_ILTP_FORM_ANY, &p, &e) == WK_ERROR && e.code == WK_ERR_ARG);
+}
+
 int main(void)
 {
     test_pair();
@@ -253,5 +287,6 @@ int main(void)
     test_selection();
     test_preface_0_13();
     test_preface_1_0();
+    test_preface_view();
     return wk_test_summary("iltp_offer");
 }
