@@ -180,6 +180,18 @@ static bool check_sticky(wk_contract *c, void *obj, wk_in *in, view *v, const wk
     return true;
 }
 
+/* A step or flush answered WK_ERROR with e: it is the run's outcome (the run is over), a valid
+ * error (`what` names the call), and it must stay. */
+static bool error_ends_run(wk_contract *c, void *obj, wk_in *in, view *v, const wk_error *e, bool *over,
+                           const char *what)
+{
+    c->oc.verdict = WK_ERROR;
+    c->oc.error = *e;
+    *over = true;
+    if (!error_ok(c, e, what)) return false;
+    return check_sticky(c, obj, in, v, e);
+}
+
 /* _finish with rest; checks it and its repetition. */
 static bool run_finish(wk_contract *c, void *obj, wk_in *in, view *v, const wk_in *rest)
 {
@@ -248,11 +260,7 @@ static bool run_flush(wk_contract *c, void *obj, wk_in *in, view *v, const wk_co
             return true;
         }
         case WK_ERROR:
-            c->oc.verdict = WK_ERROR;
-            c->oc.error = e;
-            *over = true;
-            if (!error_ok(c, &e, "flush")) return false;
-            return check_sticky(c, obj, in, v, &e);
+            return error_ends_run(c, obj, in, v, &e, over, "flush");
         case WK_NEED_OUTPUT:
             if (o.pos != o.size)
                 return wk_contract_fail(c, "the flush returned WK_NEED_OUTPUT with %zu of %zu "
@@ -313,11 +321,7 @@ static bool run_push(wk_contract *c, void *obj, wk_in *in, view *v, const wk_con
         probe_next = ops->has_output && plan->zero_probe && vsize != 0;
         switch (r) {
         case WK_ERROR:
-            c->oc.verdict = WK_ERROR;
-            c->oc.error = e;
-            *over = true;
-            if (!error_ok(c, &e, "step")) return false;
-            return check_sticky(c, obj, in, v, &e);
+            return error_ends_run(c, obj, in, v, &e, over, "step");
         case WK_DONE:
             c->oc.done_by_step = true;
             *over = true;
