@@ -87,12 +87,9 @@ static void rr_chunk_start(wk_eth_rr_reader *r)
 wk_eth_rr_reader *wk_eth_rr_reader_create(const wk_eth_rr_reader_params *params, wk_error *err)
 {
     wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
-    wk_eth_rr_reader *r = a.alloc(a.opaque, sizeof *r);
-    if (!r) {
-        wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "req/resp reader allocation failed");
-        return NULL;
-    }
-    memset(r, 0, sizeof *r);
+    wk_eth_rr_reader *r =
+        wk_allocator_zalloc(&a, sizeof *r, "req/resp reader allocation failed", err);
+    if (!r) return NULL;
     r->alloc = a;
     if (params) r->opt = *params;
     r->opt.allocator = NULL; /* the caller's pointer is not kept: r->alloc is the copy */

@@ -68,12 +68,9 @@ wk_eth_snappy_frame_decoder *
 wk_eth_snappy_frame_decoder_create(const wk_eth_snappy_frame_params *params, wk_error *err)
 {
     wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
-    wk_eth_snappy_frame_decoder *d = a.alloc(a.opaque, sizeof *d);
-    if (!d) {
-        wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET,
-                     "framing decoder allocation (%zu bytes) failed", sizeof *d);
-        return NULL;
-    }
+    wk_eth_snappy_frame_decoder *d =
+        wk_allocator_zalloc(&a, sizeof *d, "framing decoder allocation failed", err);
+    if (!d) return NULL;
     d->alloc = a;
     d->limit = UINT64_MAX;
     d->max_skippable = WK_ETH_SNAPPY_FRAME_DEFAULT_MAX_SKIPPABLE;
@@ -448,12 +445,9 @@ wk_eth_snappy_frame_encoder *
 wk_eth_snappy_frame_encoder_create(const wk_eth_snappy_frame_params *params, wk_error *err)
 {
     wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
-    wk_eth_snappy_frame_encoder *e = a.alloc(a.opaque, sizeof *e);
-    if (!e) {
-        wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET,
-                     "framing encoder allocation (%zu bytes) failed", sizeof *e);
-        return NULL;
-    }
+    wk_eth_snappy_frame_encoder *e =
+        wk_allocator_zalloc(&a, sizeof *e, "framing encoder allocation failed", err);
+    if (!e) return NULL;
     e->alloc = a;
     wk_eth_snappy_frame_encoder_reset(e);
     return e;

@@ -33,12 +33,8 @@ struct wk_iltp_reader {
 wk_iltp_reader *wk_iltp_reader_create(const wk_iltp_stack_params *params, wk_error *err)
 {
     wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
-    wk_iltp_reader *r = a.alloc(a.opaque, sizeof *r);
-    if (!r) {
-        wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "reader allocation failed");
-        return NULL;
-    }
-    memset(r, 0, sizeof *r);
+    wk_iltp_reader *r = wk_allocator_zalloc(&a, sizeof *r, "reader allocation failed", err);
+    if (!r) return NULL;
     r->alloc = a;
     if (params) r->params = *params;
     r->params.allocator = NULL; /* the copy in r->alloc is used */
@@ -272,12 +268,8 @@ struct wk_iltp_writer {
 wk_iltp_writer *wk_iltp_writer_create(const wk_iltp_stack_params *params, wk_error *err)
 {
     wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
-    wk_iltp_writer *w = a.alloc(a.opaque, sizeof *w);
-    if (!w) {
-        wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "writer allocation failed");
-        return NULL;
-    }
-    memset(w, 0, sizeof *w);
+    wk_iltp_writer *w = wk_allocator_zalloc(&a, sizeof *w, "writer allocation failed", err);
+    if (!w) return NULL;
     w->alloc = a;
     if (params) w->params = *params;
     w->params.allocator = NULL;

@@ -74,12 +74,8 @@ wk_iltp_encoder *wk_iltp_encoder_create(wk_iltp_encoding enc, const wk_iltp_enco
         return NULL;
     }
     wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
-    wk_iltp_encoder *e = a.alloc(a.opaque, sizeof *e);
-    if (!e) {
-        wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "encoder allocation failed");
-        return NULL;
-    }
-    memset(e, 0, sizeof *e);
+    wk_iltp_encoder *e = wk_allocator_zalloc(&a, sizeof *e, "encoder allocation failed", err);
+    if (!e) return NULL;
     e->enc = enc;
     e->backend = backend;
     e->alloc = a;
@@ -123,7 +119,7 @@ void wk_iltp_encoder_destroy(wk_iltp_encoder *e)
 {
     if (!e) return;
     if (e->z_ready) deflateEnd(&e->z);
-    if (e->zc) ZSTD_freeCCtx(e->zc);
+    wk_iltp_zstd_encoder_destroy(e);
     wk_iltp_isal_encoder_destroy(e);
     wk_allocator a = e->alloc;
     a.free(a.opaque, e);
@@ -283,12 +279,8 @@ wk_iltp_decoder *wk_iltp_decoder_create(wk_iltp_encoding enc, const wk_iltp_deco
     if (!resolve_backend(enc, params ? params->backend : WK_ILTP_BACKEND_DEFAULT, &backend, err))
         return NULL;
     wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
-    wk_iltp_decoder *d = a.alloc(a.opaque, sizeof *d);
-    if (!d) {
-        wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "decoder allocation failed");
-        return NULL;
-    }
-    memset(d, 0, sizeof *d);
+    wk_iltp_decoder *d = wk_allocator_zalloc(&a, sizeof *d, "decoder allocation failed", err);
+    if (!d) return NULL;
     d->enc = enc;
     d->backend = backend;
     d->alloc = a;
