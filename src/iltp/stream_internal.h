@@ -33,10 +33,14 @@ struct wk_iltp_encoder {
     bool z_ready;
     z_stream z;
     ZSTD_CCtx *zc;
+    uint8_t *zout;       /* zstd20c: libzstd writes here, never into the caller's view (it leaves
+                          * scratch past the bytes it reports); drained through stage_pos/len */
+    size_t zout_cap;     /* ZSTD_CStreamOutSize(): a whole compressed block always fits */
+    bool zflush_done;    /* zstd20c: the FLUSH completed; DONE once zout is drained */
     struct isal_zstream *iz; /* ISA-L: the igzip stream and its level buffer */
     uint8_t *level_buf;
     uint32_t level_buf_size;
-    size_t stage_pos, stage_len;
+    size_t stage_pos, stage_len; /* staged output: stage[] (deflate12c) or zout (zstd20c) */
     wk_error failure;        /* phase P_FAILED: the first failure, reported again unchanged */
     uint8_t stage[WK_ILTP_STAGE_SIZE];
 };
@@ -160,6 +164,7 @@ wk_code wk_iltp_isal_finish_check(wk_iltp_decoder *d, wk_error *err);
 /* libzstd (stream_zstd.c). */
 wk_code wk_iltp_zstd_encoder_init(wk_iltp_encoder *e, wk_error *err);
 wk_code wk_iltp_zstd_encoder_reset(wk_iltp_encoder *e, wk_error *err);
+void wk_iltp_zstd_encoder_destroy(wk_iltp_encoder *e);
 wk_result wk_iltp_zstd_encode_step(wk_iltp_encoder *e, wk_out *out, wk_in *in, wk_iltp_op op,
                                    wk_error *err);
 wk_code wk_iltp_zstd_decoder_init(wk_iltp_decoder *d, wk_error *err);

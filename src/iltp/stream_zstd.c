@@ -35,6 +35,9 @@ wk_code wk_iltp_zstd_encoder_init(wk_iltp_encoder *e, wk_error *err)
 {
     e->zc = ZSTD_createCCtx_advanced(zstd_mem(&e->alloc));
     if (!e->zc) return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "ZSTD_createCCtx failed");
+    e->zout_cap = ZSTD_CStreamOutSize();
+    e->zout = e->alloc.alloc(e->alloc.opaque, e->zout_cap);
+    if (!e->zout) return wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "zstd encoder output buffer");
     int failed = 0;
     size_t r = wk_iltp_zstd_cctx_setup(e->zc, e->level, &failed);
     if (ZSTD_isError(r))
@@ -43,8 +46,17 @@ wk_code wk_iltp_zstd_encoder_init(wk_iltp_encoder *e, wk_error *err)
     return WK_OK;
 }
 
+void wk_iltp_zstd_encoder_destroy(wk_iltp_encoder *e)
+{
+    if (e->zc) ZSTD_freeCCtx(e->zc);
+    if (e->zout) e->alloc.free(e->alloc.opaque, e->zout);
+    e->zc = NULL;
+    e->zout = NULL;
+}
+
 wk_code wk_iltp_zstd_encoder_reset(wk_iltp_encoder *e, wk_error *err)
 {
+    e->zflush_done = false;
     if (ZSTD_isError(ZSTD_CCtx_reset(e->zc, ZSTD_reset_session_only)))
         return wk_error_set(err, WK_ERR_BACKEND, WK_NO_OFFSET, "zstd reset failed");
     if (ZSTD_isError(ZSTD_CCtx_refPrefix_advanced(e->zc, wk_iltp_dictionary_get(), WK_ILTP_DICTIONARY_LEN,
@@ -61,42 +73,69 @@ wk_code wk_iltp_zstd_encoder_reset(wk_iltp_encoder *e, wk_error *err)
     return WK_OK;
 }
 
+/* Copies what libzstd wrote into zout to the caller's view; true once zout is drained. */
+static bool zout_drain(wk_iltp_encoder *e, wk_out *out)
+{
+    size_t n = e->stage_len - e->stage_pos, room = out->size - out->pos;
+    if (n > room) n = room;
+    if (n) {
+        memcpy(out->dst + out->pos, e->zout + e->stage_pos, n);
+        out->pos += n;
+        e->stage_pos += n;
+    }
+    if (e->stage_pos < e->stage_len) return false;
+    e->stage_pos = e->stage_len = 0;
+    return true;
+}
+
+/* libzstd compresses into e->zout, which is drained into out before the next call: in its direct
+ * mode (room for a whole compressed block) libzstd tries the block compressed, and when a raw
+ * block is smaller it writes that over the attempt, leaving the attempt's tail past the bytes it
+ * reports. The contract lets no call write past out->pos, so those bytes land in zout. The copy
+ * costs one memcpy of the compressed bytes (docs/benchmarks.md, session 26). */
 wk_result wk_iltp_zstd_encode_step(wk_iltp_encoder *e, wk_out *out, wk_in *in, wk_iltp_op op,
                                    wk_error *err)
 {
-    ZSTD_outBuffer o = {out->dst ? out->dst : &wk_iltp_dummy_byte, out->size, out->pos};
     ZSTD_inBuffer i = {in->src ? in->src : &wk_iltp_dummy_byte, in->size, in->pos};
     wk_result res;
+    /* new bytes or another op: a completed flush no longer answers this call */
+    if (i.pos < i.size || op != WK_ILTP_FLUSH) e->zflush_done = false;
     for (;;) {
-        ZSTD_EndDirective dir;
+        if (!zout_drain(e, out)) { res = WK_NEED_OUTPUT; break; }
         if (e->phase == P_ENDED) { res = WK_DONE; break; }
+        if (e->zflush_done) {
+            e->zflush_done = false;
+            res = WK_DONE;
+            break;
+        }
+        ZSTD_EndDirective dir;
         if (op == WK_ILTP_CONTINUE) dir = ZSTD_e_continue;
         else if (e->phase == P_MARK) dir = ZSTD_e_end;
         else dir = ZSTD_e_flush;
         if (i.pos < i.size) e->batch_open = true;
+        ZSTD_outBuffer o = {e->zout, e->zout_cap, 0};
         size_t r = ZSTD_compressStream2(e->zc, &o, &i, dir);
         if (ZSTD_isError(r)) {
-            out->pos = o.pos;
             in->pos = i.pos;
             e->phase = P_FAILED;
             wk_error_set(err, WK_ERR_ILTP_ENCODE, WK_NO_OFFSET, "zstd: %s", ZSTD_getErrorName(r));
             return WK_ERROR;
         }
+        e->stage_pos = 0;
+        e->stage_len = o.pos;
         if (dir == ZSTD_e_continue) {
-            res = i.pos == i.size ? WK_NEED_INPUT : WK_NEED_OUTPUT;
-            if (res == WK_NEED_OUTPUT && o.pos < o.size) continue;
-            break;
+            /* all input taken and nothing left in zout: the push is done */
+            if (i.pos == i.size && o.pos == 0) { res = WK_NEED_INPUT; break; }
+            continue;
         }
         if (r == 0 && i.pos == i.size) {
-            if (dir == ZSTD_e_end) { e->phase = P_ENDED; res = WK_DONE; break; }
+            if (dir == ZSTD_e_end) { e->phase = P_ENDED; continue; }
             e->batch_open = false;
-            if (op == WK_ILTP_FLUSH) { res = WK_DONE; break; }
+            if (op == WK_ILTP_FLUSH) { e->zflush_done = true; continue; }
             e->phase = P_MARK; /* END: the batch is flushed, now the end mark */
             continue;
         }
-        if (o.pos == o.size) { res = WK_NEED_OUTPUT; break; }
     }
-    out->pos = o.pos;
     in->pos = i.pos;
     return res;
 }

@@ -1091,6 +1091,124 @@ static void test_contract_decoder(void)
     free(bsrc);
 }
 
+/* The encoder on the contract harness, in its writer form (wk_contract_check_flush): the step is
+ * wk_iltp_encoder_encode with WK_ILTP_CONTINUE, the flush the end mark (WK_ILTP_END, no input).
+ * Whole, byte by byte, at every split, in every chunk size and with views of 0, 1 and N bytes:
+ * NEED_OUTPUT only with a full view, no byte written past out->pos, and the same bytes at every
+ * cut (for zlib, zstd20c and identity; ISA-L's output depends on the pieces, so its runs compare
+ * what the bytes decode to), which the library's decoder turns back into the input. */
+typedef struct enc_run {
+    coder c;
+    wk_iltp_encoder *e;
+    buf sink;
+    bool ended;
+} enc_run;
+
+static bool er_reset(void *obj, void *ctx)
+{
+    (void)ctx;
+    enc_run *r = obj;
+    wk_error err;
+    r->sink.n = 0;
+    r->ended = false;
+    if (!r->e) {
+        wk_iltp_encoder_params prm = {0, NULL, r->c.be};
+        r->e = wk_iltp_encoder_create(r->c.enc, &prm, &err);
+        return r->e != NULL;
+    }
+    return wk_iltp_encoder_reset(r->e, &err) == WK_OK;
+}
+
+static wk_result er_call(enc_run *r, wk_in *in, wk_out *out, wk_iltp_op op, wk_error *err)
+{
+    size_t p0 = out->pos;
+    wk_result res = wk_iltp_encoder_encode(r->e, in, out, op, err);
+    if (out->pos > p0) put(&r->sink, out->dst + p0, out->pos - p0);
+    return res;
+}
+
+static wk_result er_step(void *obj, wk_in *in, wk_out *out, wk_error *err)
+{
+    return er_call(obj, in, out, WK_ILTP_CONTINUE, err);
+}
+
+static wk_result er_flush(void *obj, wk_out *out, wk_error *err)
+{
+    enc_run *r = obj;
+    wk_result res = er_call(r, NULL, out, WK_ILTP_END, err);
+    if (res == WK_DONE) r->ended = true;
+    return res;
+}
+
+/* The encoder has no _finish of its own: the end mark is its end. */
+static wk_result er_finish(void *obj, const wk_in *rest, wk_error *err)
+{
+    (void)rest;
+    if (((enc_run *)obj)->ended) return WK_DONE;
+    wk_error_set(err, WK_ERR_STATE, WK_NO_OFFSET, "no end mark");
+    return WK_ERROR;
+}
+
+static bool er_end(wk_contract *c, void *obj)
+{
+    enc_run *r = obj;
+    if (c->oc.verdict != WK_DONE || c->oc.consumed != c->size)
+        return wk_contract_fail(c, "verdict %d, %llu of %zu bytes taken", (int)c->oc.verdict,
+                                (unsigned long long)c->oc.consumed, c->size);
+    if (r->sink.n != c->oc.produced) return wk_contract_fail(c, "the sink and the harness disagree");
+    wk_result dr;
+    wk_error derr;
+    buf d = {0};
+    if (r->c.enc == WK_ILTP_IDENTITY) { /* no end mark: the bytes themselves */
+        put(&d, r->sink.p, r->sink.n);
+        dr = WK_DONE;
+    } else {
+        d = decode_be(r->c.enc, r->c.be, r->sink.p, r->sink.n, 1 << 16, 1 << 16, &dr, &derr, NULL);
+    }
+    bool same = dr == WK_DONE && d.n == c->size && (!d.n || memcmp(d.p, c->data, d.n) == 0);
+    free(d.p);
+    if (!same) return wk_contract_fail(c, "the stream decodes to %zu other bytes", d.n);
+    wk_contract_record_u64(c, c->size);
+    return true;
+}
+
+static const wk_contract_ops enc_ops = {"wk_iltp_encoder", er_reset, NULL, er_step, er_finish, NULL, er_end,
+                                        true, 0, NULL};
+
+static void test_contract_encoder(void)
+{
+    size_t sizes[3] = {3000, 200000, 300000};
+    for (int k = 0; k < 3; k++) {
+        size_t n = sizes[k];
+        uint8_t *src = corpus(n);
+        if (k == 2) { /* random bytes: blocks that do not compress, written raw or stored */
+            uint64_t x = 0x9e3779b97f4a7c15ull;
+            for (size_t i = 0; i < n; i++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                src[i] = (uint8_t)x;
+            }
+        }
+        for (int ci = 0; ci < 4; ci++) {
+            enc_run r = {CODERS[ci], NULL, {0}, false};
+            unsigned what = n <= 4096 ? WK_CONTRACT_ALL
+                                      : WK_CONTRACT_WHOLE | WK_CONTRACT_SPLITS | WK_CONTRACT_CHUNKS | WK_CONTRACT_VIEWS;
+            if (r.c.be == WK_ILTP_BACKEND_ISAL) what |= WK_CONTRACT_ANY_BYTES;
+            if (n > 4096) what &= ~(unsigned)WK_CONTRACT_VIEWS; /* 1-byte views over 200 KB: whole only */
+            char why[320];
+            wk_contract_outcome oc;
+            CHECKF(wk_contract_check_flush(&enc_ops, er_flush, &r, NULL, src, n, what, &oc, why, sizeof why),
+                   "%s, %zu bytes: %s", coder_name(r.c), n, why);
+            /* views larger than a compressed block: libzstd's direct mode */
+            wk_contract_plan plan = {0, NULL, 0, 400000, true, true};
+            CHECKF(wk_contract_drive_flush(&enc_ops, er_flush, &r, NULL, src, n, &plan, &oc, why, sizeof why),
+                   "%s, %zu bytes, 400 KB views: %s", coder_name(r.c), n, why);
+            wk_iltp_encoder_destroy(r.e);
+            free(r.sink.p);
+        }
+        free(src);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) { fprintf(stderr, "usage: test_iltp_stream dictionary.bin\n"); return 1; }
@@ -1105,6 +1223,7 @@ int main(int argc, char **argv)
     test_polling();
     test_allocation_failure();
     test_contract_decoder();
+    test_contract_encoder();
     test_backpressure_and_memory();
     return wk_test_summary("iltp_stream");
 }
