@@ -4,16 +4,24 @@
  * whether stored Blobs are confirmed late, the round budget and the memory limit; the rest is the
  * peer's stream. The host side follows the session's events: received Blob data is collected and
  * checked against its hash at BLOB_END, reads are served from the store in pieces.
+ * The peer's stream goes through the contract harness (fuzz_drive.h: wk_iltp_session_recv as the
+ * step, wk_iltp_session_finish as _finish, in the fuzzer's pushes and whole, every call checked:
+ * NEED_INPUT only with the push consumed, progress, errors sticky through step and _finish). The
+ * adapter's step is the host's: a new push advances the clock (deadlines), recv's WK_NEED_OUTPUT
+ * pause is released by draining send inside the step (it must be), and at the end of a push the
+ * late confirmations are given and send drained. The two runs are not compared: deadlines depend
+ * on the number of pushes, and the late confirmations on where pushes end. (Send itself is on the
+ * harness in tests/iltp/test_session.c, over a recorded peer.)
  * Checks: no crash or leak; a failure is typed (PeerProtocol, Transport for deadlines, NOMEM
  * from the allocator limit); only Blobs whose hash matches their data are ever stored; every
- * DATA event continues its Blob at the right offset and never exceeds its length; recv's
- * WK_NEED_OUTPUT pause is released by draining send; the allocator balances at the end. */
+ * DATA event continues its Blob at the right offset and never exceeds its length; the allocator
+ * balances at the end. */
 #include <wirekit/iltp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz_check.h"
+#include "fuzz_drive.h"
 
 #define NB 8
 typedef struct mem {
@@ -165,82 +173,140 @@ static bool drain(host *h, wk_error *e)
     return true;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    if (size < 2) return 0;
-    static const char stored[] = "a Blob the local store holds";
+/* One run's object: the session, its store and allocator, the host's state. */
+typedef struct run {
+    const uint8_t *hdr; /* the input's two option bytes */
     mem m;
-    memset(&m, 0, sizeof m);
-    m_add(&m, (const uint8_t *)stored, sizeof stored - 1);
-    m_add(&m, (const uint8_t *)"", 0);
-    lim l = {0, 0};
-    wk_allocator a = {l_alloc, l_free, &l};
+    lim l;
+    wk_allocator a;
+    host h;
+    uint64_t now;
+    const uint8_t *push_src; /* the push the clock last advanced for */
+    size_t push_size;
+} run;
+
+static bool r_reset(void *obj, void *ctx)
+{
+    (void)ctx;
+    run *r = obj;
+    const uint8_t *d = r->hdr;
+    static const char stored[] = "a Blob the local store holds";
+    memset(&r->m, 0, sizeof r->m);
+    m_add(&r->m, (const uint8_t *)stored, sizeof stored - 1);
+    m_add(&r->m, (const uint8_t *)"", 0);
+    r->l = (lim){0, (d[1] & 8) ? 64u << 10 : 0}; /* 64 KiB: below the compressed codecs' needs */
+    r->a = (wk_allocator){l_alloc, l_free, &r->l};
     wk_iltp_session_params p;
     memset(&p, 0, sizeof p);
     p.side = WK_ILTP_SIDE1;
-    p.form = (data[0] & 1) ? WK_ILTP_FORM_1_0 : WK_ILTP_FORM_0_13;
-    if (data[0] & 2) {
+    p.form = (d[0] & 1) ? WK_ILTP_FORM_1_0 : WK_ILTP_FORM_0_13;
+    if (d[0] & 2) {
         p.decode = "deflate12c,zstd20c";
         p.encode = "zstd20c,deflate12c";
     }
     memset(p.seed, 0x33, 32);
-    p.store = (wk_iltp_store_ops){&m, m_has, m_next, m_seq};
-    p.budget_round = (data[1] & 4) ? 300 : 1u << 20;
-    p.budget_establishment = (data[1] & 4) ? 200 : 0;
+    p.store = (wk_iltp_store_ops){&r->m, m_has, m_next, m_seq};
+    p.budget_round = (d[1] & 4) ? 300 : 1u << 20;
+    p.budget_establishment = (d[1] & 4) ? 200 : 0;
     p.phase_timeout_ms = 1000;
-    p.allocator = &a;
-    if (data[1] & 8) l.limit = 64u << 10; /* below the compressed codecs' needs */
-    size_t chunk = 1 + (size_t)(data[0] >> 2) * 13;
-    host h;
-    memset(&h, 0, sizeof h);
-    h.m = &m;
-    h.defer = data[1] & 1;
-    h.piece = (data[1] & 2) ? 1 : 5;
+    p.allocator = &r->a;
+    memset(&r->h, 0, sizeof r->h);
+    r->h.m = &r->m;
+    r->h.defer = d[1] & 1;
+    r->h.piece = (d[1] & 2) ? 1 : 5;
+    r->now = 0;
+    r->push_src = NULL;
+    r->push_size = 0;
     wk_error e;
-    h.s = wk_iltp_session_create(&p, 0, &e);
-    if (!h.s) {
-        CHECK(e.code == WK_ERR_NOMEM && l.limit);
-        CHECK(l.cur == 0);
-        return 0;
+    r->h.s = wk_iltp_session_create(&p, 0, &e);
+    if (!r->h.s) {
+        CHECK(e.code == WK_ERR_NOMEM && r->l.limit);
+        CHECK(r->l.cur == 0);
     }
-    uint64_t now = 0;
-    bool failed = false;
-    for (size_t pos = 2; pos < size && !failed;) {
-        size_t n = size - pos < chunk ? size - pos : chunk;
-        wk_in in = {data, pos + n, pos};
-        wk_iltp_session_tick(h.s, now++, NULL);
-        for (int k = 0; k < 100000 && !failed; k++) {
-            wk_result r = wk_iltp_session_recv(h.s, &in, NULL, &e);
-            if (r == WK_ERROR) { failed = true; break; }
-            if (r == WK_EVENT) {
-                if (!on_event(&h, &e)) failed = true;
-                continue;
-            }
-            if (r == WK_NEED_INPUT) {
-                CHECK(in.pos == in.size);
-                break;
-            }
-            CHECK(r == WK_NEED_OUTPUT); /* over the output bound: draining must release it */
-            if (!drain(&h, &e)) failed = true;
+    return true;
+}
+
+static void r_destroy(void *obj, void *ctx)
+{
+    (void)ctx;
+    run *r = obj;
+    wk_iltp_session_destroy(r->h.s);
+    r->h.s = NULL;
+    CHECK(r->l.cur == 0);
+}
+
+static wk_result r_step(void *obj, wk_in *in, wk_out *out, wk_error *err)
+{
+    (void)out;
+    run *r = obj;
+    if (!r->h.s) { /* creation failed under the allocator limit: the run is that failure */
+        wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "session creation failed");
+        return WK_ERROR;
+    }
+    if (in->src != r->push_src || in->size != r->push_size) {
+        r->push_src = in->src;
+        r->push_size = in->size;
+        wk_iltp_session_tick(r->h.s, r->now++, NULL);
+    }
+    for (int k = 0;; k++) {
+        CHECK(k < 100000); /* a pause that draining never releases */
+        wk_result res = wk_iltp_session_recv(r->h.s, in, NULL, err);
+        if (res == WK_NEED_OUTPUT) { /* over the output bound: draining send must release it */
+            if (!drain(&r->h, err)) return WK_ERROR;
+            continue;
         }
-        pos = in.pos;
-        if (!failed && !confirm(&h, &e)) failed = true;
-        if (!failed && !drain(&h, &e)) failed = true;
+        if (res == WK_NEED_INPUT && (!confirm(&r->h, err) || !drain(&r->h, err))) return WK_ERROR;
+        return res;
     }
-    if (!failed) {
-        wk_in rest = {data, size, size};
-        if (wk_iltp_session_finish(h.s, &rest, &e) != WK_DONE) failed = true;
+}
+
+static wk_result r_finish(void *obj, const wk_in *rest, wk_error *err)
+{
+    run *r = obj;
+    if (!r->h.s) {
+        wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "session creation failed");
+        return WK_ERROR;
     }
-    if (failed) {
-        CHECK(e.category == WK_CAT_PEER_PROTOCOL || e.code == WK_ERR_ILTP_DEADLINE ||
-              ((e.code == WK_ERR_NOMEM || e.code == WK_ERR_BACKEND || e.code == WK_ERR_ILTP_ENCODE) && l.limit));
-        CHECK(wk_iltp_session_state_get(h.s) == WK_ILTP_SESSION_FAILED);
-        /* a fatal error stays set and is reported again unchanged */
-        wk_error again;
-        CHECK(wk_iltp_session_recv(h.s, &(wk_in){data, size, size}, NULL, &again) == WK_ERROR);
-        CHECK(again.code == e.code && again.offset == e.offset);
+    return wk_iltp_session_finish(r->h.s, rest, err);
+}
+
+static bool r_event(wk_contract *c, void *obj)
+{
+    run *r = obj;
+    const wk_iltp_session_event *ev = wk_iltp_session_event_get(r->h.s);
+    wk_error e;
+    if (ev->kind != WK_ILTP_SESSION_BLOB_DATA) {
+        wk_contract_record_u64(c, (uint64_t)ev->kind);
+        wk_contract_record(c, ev->hash, 32);
     }
-    wk_iltp_session_destroy(h.s);
-    CHECK(l.cur == 0);
+    /* a failed blob_stored fails the session: the next recv reports it */
+    (void)on_event(&r->h, &e);
+    return true;
+}
+
+static bool r_end(wk_contract *c, void *obj)
+{
+    run *r = obj;
+    if (c->oc.verdict == WK_ERROR) {
+        const wk_error *e = &c->oc.error;
+        CHECK(e->category == WK_CAT_PEER_PROTOCOL || e->code == WK_ERR_ILTP_DEADLINE ||
+              ((e->code == WK_ERR_NOMEM || e->code == WK_ERR_BACKEND || e->code == WK_ERR_ILTP_ENCODE) &&
+               r->l.limit));
+        CHECK(!r->h.s || wk_iltp_session_state_get(r->h.s) == WK_ILTP_SESSION_FAILED);
+    }
+    return true;
+}
+
+static const wk_contract_ops session_recv_ops = {"wk_iltp_session_recv", r_reset, r_destroy, r_step,
+                                                 r_finish, r_event, r_end, false, 64, NULL};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 2) return 0;
+    static run r;
+    r.hdr = data;
+    size_t chunk = 1 + (size_t)(data[0] >> 2) * 13;
+    wk_contract_outcome cut, whole;
+    fuzz_drive_runs(&session_recv_ops, &r, NULL, data + 2, size - 2, chunk, 0, &cut, &whole);
     return 0;
 }

@@ -283,7 +283,6 @@ static bool run_push(wk_contract *c, void *obj, wk_in *in, view *v, const wk_con
 {
     const wk_contract_ops *ops = c->ops;
     size_t out_view = plan->out_view ? plan->out_view : VIEW_DEFAULT;
-    unsigned empty_events = 0;
     bool probe_next = ops->has_output && plan->zero_probe;
     uint64_t calls0 = c->oc.calls, consumed0 = c->oc.consumed, produced0 = c->oc.produced;
     for (;;) {
@@ -319,6 +318,7 @@ static bool run_push(wk_contract *c, void *obj, wk_in *in, view *v, const wk_con
         c->oc.consumed += moved_in;
         bool moved = moved_in || o.pos;
         probe_next = ops->has_output && plan->zero_probe && vsize != 0;
+        if (moved) c->empty_events = 0; /* counted in a row, across calls and pushes */
         switch (r) {
         case WK_ERROR:
             return error_ends_run(c, obj, in, v, &e, over, "step");
@@ -342,10 +342,9 @@ static bool run_push(wk_contract *c, void *obj, wk_in *in, view *v, const wk_con
             c->oc.events++;
             if (!ops->on_event)
                 return wk_contract_fail(c, "WK_EVENT from an object that reports no events");
-            if (!moved && ++empty_events > ops->max_empty_events)
+            if (!moved && ++c->empty_events > ops->max_empty_events)
                 return wk_contract_fail(c, "%u WK_EVENTs in a row moved neither view",
-                                        empty_events);
-            if (moved) empty_events = 0;
+                                        c->empty_events);
             if (!ops->on_event(c, obj)) {
                 if (!c->failed) wk_contract_fail(c, "the event callback failed");
                 return false;

@@ -123,6 +123,7 @@ struct wk_contract {
     bool failed;
     char why[320];            /* the first broken rule */
     wk_contract_flush_fn flush; /* the run's flush (NULL: none) */
+    unsigned empty_events;    /* WK_EVENTs in a row that moved no view (the harness's count) */
 };
 
 /* Adds bytes / a value to the run's record. */
