@@ -91,8 +91,13 @@ static bool zout_drain(wk_iltp_encoder *e, wk_out *out)
 /* libzstd compresses into e->zout, which is drained into out before the next call: in its direct
  * mode (room for a whole compressed block) libzstd tries the block compressed, and when a raw
  * block is smaller it writes that over the attempt, leaving the attempt's tail past the bytes it
- * reports. The contract lets no call write past out->pos, so those bytes land in zout. The copy
- * costs one memcpy of the compressed bytes (docs/benchmarks.md, session 26). */
+ * reports. The contract lets no call write past out->pos, so those bytes land in zout. Input goes
+ * to libzstd at most a block (128 KiB) per call, as ZSTD_e_continue, and the flush or end mark
+ * only with the last piece: then each call compresses at most one block, always straight into the
+ * empty zout (a second block in the same call would go through libzstd's own buffer and be
+ * copied twice). libzstd cuts blocks where its buffer fills whatever the pieces, so the bytes are
+ * those of one call with the whole batch. The cost is one memcpy of the compressed bytes
+ * (docs/benchmarks.md, session 26). */
 wk_result wk_iltp_zstd_encode_step(wk_iltp_encoder *e, wk_out *out, wk_in *in, wk_iltp_op op,
                                    wk_error *err)
 {
@@ -108,13 +113,16 @@ wk_result wk_iltp_zstd_encode_step(wk_iltp_encoder *e, wk_out *out, wk_in *in, w
             res = WK_DONE;
             break;
         }
+        size_t lim = i.size - i.pos > BLOCK_MAX ? i.pos + BLOCK_MAX : i.size;
         ZSTD_EndDirective dir;
-        if (op == WK_ILTP_CONTINUE) dir = ZSTD_e_continue;
+        if (op == WK_ILTP_CONTINUE || lim < i.size) dir = ZSTD_e_continue;
         else if (e->phase == P_MARK) dir = ZSTD_e_end;
         else dir = ZSTD_e_flush;
         if (i.pos < i.size) e->batch_open = true;
         ZSTD_outBuffer o = {e->zout, e->zout_cap, 0};
-        size_t r = ZSTD_compressStream2(e->zc, &o, &i, dir);
+        ZSTD_inBuffer piece = {i.src, lim, i.pos};
+        size_t r = ZSTD_compressStream2(e->zc, &o, &piece, dir);
+        i.pos = piece.pos;
         if (ZSTD_isError(r)) {
             in->pos = i.pos;
             e->phase = P_FAILED;
@@ -124,8 +132,8 @@ wk_result wk_iltp_zstd_encode_step(wk_iltp_encoder *e, wk_out *out, wk_in *in, w
         e->stage_pos = 0;
         e->stage_len = o.pos;
         if (dir == ZSTD_e_continue) {
-            /* all input taken and nothing left in zout: the push is done */
-            if (i.pos == i.size && o.pos == 0) { res = WK_NEED_INPUT; break; }
+            /* CONTINUE: all input taken and nothing left in zout, the push is done */
+            if (op == WK_ILTP_CONTINUE && i.pos == i.size && o.pos == 0) { res = WK_NEED_INPUT; break; }
             continue;
         }
         if (r == 0 && i.pos == i.size) {
