@@ -328,6 +328,9 @@ wk_allocator wk_allocator_or_default(const wk_allocator *a);
 /* size bytes from a (as wk_allocator_or_default resolves it: NULL = malloc/free), zeroed; free
  * them through the same allocator. NULL when the allocation fails, with *err (may be NULL) set to
  * WK_ERR_NOMEM and the message `what` (the object that could not be made). */
+/* As wk_allocator_zalloc, not zeroed: for objects that initialize every field they read and hold
+ * large buffers (zeroing them would touch pages the object may never use). */
+void *wk_allocator_alloc(const wk_allocator *a, size_t size, const char *what, wk_error *err);
 void *wk_allocator_zalloc(const wk_allocator *a, size_t size, const char *what, wk_error *err);
 
 /* ---------------------------------------------------------------------------------------------

@@ -56,14 +56,17 @@ wk_allocator wk_allocator_or_default(const wk_allocator *a)
     return d;
 }
 
-void *wk_allocator_zalloc(const wk_allocator *a, size_t size, const char *what, wk_error *err)
+void *wk_allocator_alloc(const wk_allocator *a, size_t size, const char *what, wk_error *err)
 {
     wk_allocator d = wk_allocator_or_default(a);
     void *p = d.alloc(d.opaque, size);
-    if (!p) {
-        wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "%s", what ? what : "allocation failed");
-        return NULL;
-    }
-    memset(p, 0, size);
+    if (!p) wk_error_set(err, WK_ERR_NOMEM, WK_NO_OFFSET, "%s", what ? what : "allocation failed");
+    return p;
+}
+
+void *wk_allocator_zalloc(const wk_allocator *a, size_t size, const char *what, wk_error *err)
+{
+    void *p = wk_allocator_alloc(a, size, what, err);
+    if (p) memset(p, 0, size);
     return p;
 }

@@ -69,7 +69,7 @@ wk_eth_snappy_frame_decoder_create(const wk_eth_snappy_frame_params *params, wk_
 {
     wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
     wk_eth_snappy_frame_decoder *d =
-        wk_allocator_zalloc(&a, sizeof *d, "framing decoder allocation failed", err);
+        wk_allocator_alloc(&a, sizeof *d, "framing decoder allocation failed", err);
     if (!d) return NULL;
     d->alloc = a;
     d->limit = UINT64_MAX;
@@ -446,7 +446,7 @@ wk_eth_snappy_frame_encoder_create(const wk_eth_snappy_frame_params *params, wk_
 {
     wk_allocator a = wk_allocator_or_default(params ? params->allocator : NULL);
     wk_eth_snappy_frame_encoder *e =
-        wk_allocator_zalloc(&a, sizeof *e, "framing encoder allocation failed", err);
+        wk_allocator_alloc(&a, sizeof *e, "framing encoder allocation failed", err);
     if (!e) return NULL;
     e->alloc = a;
     wk_eth_snappy_frame_encoder_reset(e);

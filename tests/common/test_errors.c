@@ -123,6 +123,14 @@ static void test_zalloc(void)
     CHECK(wk_allocator_zalloc(&a, 1, NULL, NULL) == NULL && c.current == 64);
     a.free(a.opaque, p);
     CHECK(c.current == 0);
+    /* wk_allocator_alloc: the same, not zeroed */
+    p = wk_allocator_alloc(&a, 64, "x", &e);
+    CHECK(p && c.current == 64 && c.count == 2);
+    wk_error_clear(&e);
+    CHECK(wk_allocator_alloc(&a, 1, "the other thing", &e) == NULL && e.code == WK_ERR_NOMEM &&
+          e.category == WK_CAT_INTEGRATION && strcmp(e.msg, "the other thing") == 0);
+    a.free(a.opaque, p);
+    CHECK(c.current == 0);
 }
 
 int main(int argc, char **argv)
