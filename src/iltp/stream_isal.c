@@ -372,7 +372,12 @@ wk_result wk_iltp_isal_decode_step(wk_iltp_decoder *d, wk_out *out, wk_in *in, w
         s->next_out = room ? out->dst + out->pos : &wk_iltp_dummy_byte;
         s->avail_out = (uint32_t)room;
         int r = isal_inflate(s);
-        size_t taken = avail - s->avail_in, made = room - s->avail_out;
+        /* igzip's counts are trusted only on success: after ISAL_INVALID_LOOKBACK it was seen
+         * to leave avail_out at 2^32 - 5 (fuzz/findings/iltp_stream_decode), which wrapped
+         * out->pos. On an error nothing it made counts: zlib decodes again from the
+         * checkpoint and writes those bytes itself. */
+        size_t taken = s->avail_in <= avail ? avail - s->avail_in : 0;
+        size_t made = r >= 0 && s->avail_out <= room ? room - s->avail_out : 0;
         in->pos += taken;
         out->pos += made;
         d->consumed += taken;
