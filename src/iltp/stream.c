@@ -177,7 +177,7 @@ static wk_result deflate_step(wk_iltp_encoder *e, wk_out *out, wk_in *in, wk_ilt
                               wk_error *err)
 {
     for (;;) {
-        if (!wk_iltp_stage_drain(e, out)) return WK_NEED_OUTPUT;
+        if (!wk_iltp_stage_drain(e, e->stage, out)) return WK_NEED_OUTPUT;
 
         e->z.next_out = e->stage;
         e->z.avail_out = WK_ILTP_STAGE_SIZE;

@@ -45,13 +45,14 @@ struct wk_iltp_encoder {
     uint8_t stage[WK_ILTP_STAGE_SIZE];
 };
 
-/* Copies staged encoder output into *out; true once the stage is empty (then reset for reuse). */
-static inline bool wk_iltp_stage_drain(wk_iltp_encoder *e, wk_out *out)
+/* Copies staged encoder output (stage_pos..stage_len of buf: e->stage, or e->zout for zstd20c)
+ * into *out; true once the stage is empty (then reset for reuse). */
+static inline bool wk_iltp_stage_drain(wk_iltp_encoder *e, const uint8_t *buf, wk_out *out)
 {
     size_t n = e->stage_len - e->stage_pos, room = out->size - out->pos;
     if (n > room) n = room;
     if (n) {
-        memcpy(out->dst + out->pos, e->stage + e->stage_pos, n);
+        memcpy(out->dst + out->pos, buf + e->stage_pos, n);
         out->pos += n;
         e->stage_pos += n;
     }

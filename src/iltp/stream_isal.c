@@ -94,7 +94,7 @@ wk_result wk_iltp_isal_encode_step(wk_iltp_encoder *e, wk_out *out, wk_in *in, w
 {
     struct isal_zstream *s = e->iz;
     for (;;) {
-        if (!wk_iltp_stage_drain(e, out)) return WK_NEED_OUTPUT;
+        if (!wk_iltp_stage_drain(e, e->stage, out)) return WK_NEED_OUTPUT;
 
         s->next_out = e->stage;
         s->avail_out = WK_ILTP_STAGE_SIZE;

@@ -73,21 +73,6 @@ wk_code wk_iltp_zstd_encoder_reset(wk_iltp_encoder *e, wk_error *err)
     return WK_OK;
 }
 
-/* Copies what libzstd wrote into zout to the caller's view; true once zout is drained. */
-static bool zout_drain(wk_iltp_encoder *e, wk_out *out)
-{
-    size_t n = e->stage_len - e->stage_pos, room = out->size - out->pos;
-    if (n > room) n = room;
-    if (n) {
-        memcpy(out->dst + out->pos, e->zout + e->stage_pos, n);
-        out->pos += n;
-        e->stage_pos += n;
-    }
-    if (e->stage_pos < e->stage_len) return false;
-    e->stage_pos = e->stage_len = 0;
-    return true;
-}
-
 /* libzstd compresses into e->zout, which is drained into out before the next call: in its direct
  * mode (room for a whole compressed block) libzstd tries the block compressed, and when a raw
  * block is smaller it writes that over the attempt, leaving the attempt's tail past the bytes it
@@ -106,7 +91,7 @@ wk_result wk_iltp_zstd_encode_step(wk_iltp_encoder *e, wk_out *out, wk_in *in, w
     /* new bytes or another op: a completed flush no longer answers this call */
     if (i.pos < i.size || op != WK_ILTP_FLUSH) e->zflush_done = false;
     for (;;) {
-        if (!zout_drain(e, out)) { res = WK_NEED_OUTPUT; break; }
+        if (!wk_iltp_stage_drain(e, e->zout, out)) { res = WK_NEED_OUTPUT; break; }
         if (e->phase == P_ENDED) { res = WK_DONE; break; }
         if (e->zflush_done) {
             e->zflush_done = false;
